@@ -1,0 +1,224 @@
+/**
+ * Configuration: the only module that reads process.env. Parsed once at boot into a frozen,
+ * typed Config; every bad variable is reported in one message.
+ */
+import path from 'node:path';
+
+export type AuthProvider = 'local' | 'jwt' | 'jwks' | 'oidc';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly multiTenantMode: boolean;
+  readonly jwtTenantClaim: string | null;
+  readonly registrationRequiresApproval: boolean;
+  readonly registrationAllowedDomains: readonly string[] | null;
+  readonly maxTenantsPerUser: number | null;
+  readonly frontendBaseUrl: string | null;
+  readonly logLevel: LogLevel;
+  readonly databaseUrl: string | null;
+  readonly dataDir: string;
+  readonly redisUrl: string | null;
+  readonly authProvider: AuthProvider;
+  readonly jwtSecret: string | null;
+  readonly jwksUri: string | null;
+  readonly oidcIssuer: string | null;
+  readonly jwtIssuer: string | null;
+  readonly jwtAudience: string | null;
+  readonly adminRole: string;
+  readonly adminRoleClaim: string;
+  readonly defaultTenantSlug: string;
+  readonly rateLimitEnabled: boolean;
+  readonly redisKeyPrefix: string;
+  readonly trustProxy: boolean;
+  readonly graphqlPath: string;
+}
+
+/** Thrown when one or more variables are invalid; the message names each of them. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+const SLUG = /^[a-z0-9-]+$/;
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Parses the environment (default: process.env) into a Config, or throws one ConfigError. */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const raw = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const bool = (name: string, dflt: boolean): boolean => {
+    const v = raw(name);
+    if (v === undefined) return dflt;
+    const lower = v.toLowerCase();
+    if (TRUE.has(lower)) return true;
+    if (FALSE.has(lower)) return false;
+    problems.push(`${name}: expected true/false/1/0/yes/no, got '${v}'`);
+    return dflt;
+  };
+  const int = (name: string, min: number, max: number): number | null => {
+    const v = raw(name);
+    if (v === undefined || v.toLowerCase() === 'null') return null;
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      problems.push(`${name}: expected an integer from ${min} to ${max}, got '${v}'`);
+      return null;
+    }
+    return Number(v);
+  };
+  const url = (name: string, protocols: readonly string[]): string | null => {
+    const v = raw(name);
+    if (v === undefined) return null;
+    try {
+      const u = new URL(v);
+      if (!protocols.includes(u.protocol)) throw new Error('protocol');
+      return v;
+    } catch {
+      problems.push(`${name}: expected a ${protocols.join(' or ')} URL, got '${redactUrl(v)}'`);
+      return null;
+    }
+  };
+  const str = (name: string): string | null => raw(name) ?? null;
+  const list = (name: string): string[] | null => {
+    const v = raw(name);
+    if (v === undefined || v.toLowerCase() === 'null') return null;
+    let items: unknown;
+    if (v.startsWith('[')) {
+      try {
+        items = JSON.parse(v);
+      } catch {
+        problems.push(`${name}: not a valid JSON array`);
+        return null;
+      }
+      if (!Array.isArray(items) || !items.every((i) => typeof i === 'string')) {
+        problems.push(`${name}: the JSON value must be an array of strings`);
+        return null;
+      }
+    } else {
+      items = v.split(',');
+    }
+    const out = (items as string[]).map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+    for (const d of out) {
+      if (!/^[a-z0-9.-]+$/.test(d) || !d.includes('.')) problems.push(`${name}: '${d}' is not a domain name`);
+    }
+    return out.length ? out : null;
+  };
+
+  const port = int('SERVICE_PORT', 0, 65535) ?? 8080;
+  const host = str('SERVICE_HOST') ?? '127.0.0.1';
+  const multiTenantMode = bool('SERVICE_MULTI_TENANT_MODE', false);
+  const jwtTenantClaim = str('SERVICE_JWT_TENANT_CLAIM');
+  const registrationRequiresApproval = bool('SERVICE_TENANT_REGISTRATION_REQUIRES_APPROVAL', false);
+  const registrationAllowedDomains = list('SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS');
+  const maxTenantsPerUser = int('SERVICE_MAX_TENANTS_PER_USER', 1, 1_000_000);
+  const frontendBaseUrl = url('SERVICE_FRONTEND_BASE_URL', ['http:', 'https:']);
+
+  const debug = bool('SERVICE_DEBUG', false);
+  let logLevel: LogLevel = debug ? 'debug' : 'info';
+  const lvl = raw('SERVICE_LOG_LEVEL');
+  if (lvl !== undefined) {
+    const lower = lvl.toLowerCase() as LogLevel;
+    if (LOG_LEVELS.includes(lower)) logLevel = lower;
+    else problems.push(`SERVICE_LOG_LEVEL: expected one of ${LOG_LEVELS.join(', ')}, got '${lvl}'`);
+  }
+
+  const databaseUrl = url('SERVICE_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const dataDir = path.resolve(str('SERVICE_DATA_DIR') ?? './.data');
+  const redisUrl = url('SERVICE_REDIS_URL', ['redis:', 'rediss:']);
+
+  const jwtSecret = str('SERVICE_JWT_SECRET');
+  if (jwtSecret !== null && Buffer.byteLength(jwtSecret) < 32) {
+    problems.push('SERVICE_JWT_SECRET: must be at least 32 bytes for HS256');
+  }
+  const jwksUri = url('SERVICE_JWKS_URI', ['http:', 'https:']);
+  const oidcIssuer = url('SERVICE_OIDC_ISSUER', ['http:', 'https:']);
+  const jwtIssuer = str('SERVICE_JWT_ISSUER');
+  const jwtAudience = str('SERVICE_JWT_AUDIENCE');
+
+  let authProvider: AuthProvider;
+  const ap = raw('SERVICE_AUTH_PROVIDER');
+  if (ap !== undefined) {
+    const lower = ap.toLowerCase();
+    if (lower === 'local' || lower === 'jwt' || lower === 'jwks' || lower === 'oidc') authProvider = lower;
+    else {
+      problems.push(`SERVICE_AUTH_PROVIDER: expected local, jwt, jwks or oidc, got '${ap}'`);
+      authProvider = 'local';
+    }
+  } else {
+    authProvider = oidcIssuer ? 'oidc' : jwksUri ? 'jwks' : jwtSecret ? 'jwt' : 'local';
+  }
+  if (authProvider === 'jwt' && !jwtSecret && !problems.some((p) => p.startsWith('SERVICE_JWT_SECRET'))) {
+    problems.push('SERVICE_JWT_SECRET: required when SERVICE_AUTH_PROVIDER is jwt');
+  }
+  if (authProvider === 'jwks' && !jwksUri && !problems.some((p) => p.startsWith('SERVICE_JWKS_URI'))) {
+    problems.push('SERVICE_JWKS_URI: required when SERVICE_AUTH_PROVIDER is jwks');
+  }
+  if (authProvider === 'oidc' && !oidcIssuer && !problems.some((p) => p.startsWith('SERVICE_OIDC_ISSUER'))) {
+    problems.push('SERVICE_OIDC_ISSUER: required when SERVICE_AUTH_PROVIDER is oidc');
+  }
+
+  const adminRole = str('SERVICE_ADMIN_ROLE') ?? 'admin';
+  const adminRoleClaim = str('SERVICE_ADMIN_ROLE_CLAIM') ?? 'roles';
+  if (!/^[^.]+(\.[^.]+)*$/.test(adminRoleClaim)) {
+    problems.push(`SERVICE_ADMIN_ROLE_CLAIM: '${adminRoleClaim}' is not a claim name or dot path`);
+  }
+  const defaultTenantSlug = str('SERVICE_DEFAULT_TENANT_SLUG') ?? 'default';
+  if (!SLUG.test(defaultTenantSlug) || defaultTenantSlug.length > 255) {
+    problems.push(`SERVICE_DEFAULT_TENANT_SLUG: must match ^[a-z0-9-]+$, got '${defaultTenantSlug}'`);
+  }
+  const rateLimitEnabled = bool('SERVICE_RATE_LIMIT_ENABLED', true);
+  const redisKeyPrefix = env.SERVICE_REDIS_KEY_PREFIX ?? 'tenant-service:';
+  const trustProxy = bool('SERVICE_TRUST_PROXY', false);
+  const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
+  if (!graphqlPath.startsWith('/')) problems.push(`SERVICE_GRAPHQL_PATH: must start with '/', got '${graphqlPath}'`);
+
+  if (problems.length) throw new ConfigError(problems);
+
+  return Object.freeze({
+    port,
+    host,
+    multiTenantMode,
+    jwtTenantClaim,
+    registrationRequiresApproval,
+    registrationAllowedDomains: registrationAllowedDomains ? Object.freeze(registrationAllowedDomains) : null,
+    maxTenantsPerUser,
+    frontendBaseUrl,
+    logLevel,
+    databaseUrl,
+    dataDir,
+    redisUrl,
+    authProvider,
+    jwtSecret,
+    jwksUri,
+    oidcIssuer,
+    jwtIssuer,
+    jwtAudience,
+    adminRole,
+    adminRoleClaim,
+    defaultTenantSlug,
+    rateLimitEnabled,
+    redisKeyPrefix,
+    trustProxy,
+    graphqlPath,
+  });
+}
+
+/** Hides the password of a URL so it can be logged or put in an error message. */
+export function redactUrl(value: string): string {
+  try {
+    const u = new URL(value);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return value.replace(/\/\/([^:/@]+):[^@]+@/, '//$1:***@');
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Creating tenants: the tenant row, its first admin (registration) and its sample data, all in
+ * one transaction, the tenant-owned rows written under row-level security for the new tenant.
+ */
+import type { Knex } from 'knex';
+import type { TenantRow } from '../db/models';
+import { insertSampleData } from './sample-data';
+
+export interface NewTenant {
+  name: string;
+  slug: string;
+  settings?: Record<string, unknown>;
+  status?: 'active' | 'pending_approval';
+  /** Who registered it (self-service registration); counted by SERVICE_MAX_TENANTS_PER_USER. */
+  createdBy?: { issuer: string; subject: string };
+  /** Registration details kept with the tenant (use case, size, metadata…). */
+  registration?: Record<string, unknown>;
+  /** The tenant's first member, made its `admin`. */
+  admin?: { issuer: string; subject: string; email: string | null; displayName: string | null };
+  includeSampleData: boolean;
+}
+
+export interface CreatedTenant {
+  tenant: TenantRow;
+  adminUserId: string | null;
+}
+
+/**
+ * Inserts a tenant (and its admin and sample data) inside `trx`. A taken slug surfaces as the
+ * unique violation on `tenants_slug_unique`, which the error catalog maps to 409 Conflict.
+ */
+export async function createTenantWithSampleData(trx: Knex.Transaction, input: NewTenant): Promise<CreatedTenant> {
+  const [tenant] = (await trx('tenants')
+    .insert({
+      name: input.name,
+      slug: input.slug,
+      settings: JSON.stringify(input.settings ?? {}),
+      status: input.status ?? 'active',
+      created_by_issuer: input.createdBy?.issuer ?? null,
+      created_by_subject: input.createdBy?.subject ?? null,
+      registration: input.registration ? JSON.stringify(input.registration) : null,
+    })
+    .returning('*')) as TenantRow[];
+  await trx.raw("select set_config('app.tenant_id', ?, true)", [tenant!.id]);
+
+  let adminUserId: string | null = null;
+  if (input.admin) {
+    const [user] = (await trx('users')
+      .insert({
+        tenant_id: tenant!.id,
+        issuer: input.admin.issuer,
+        subject: input.admin.subject,
+        email: input.admin.email,
+        display_name: input.admin.displayName,
+        role: 'admin',
+      })
+      .returning('id')) as Array<{ id: string }>;
+    adminUserId = user!.id;
+  }
+  if (input.includeSampleData) await insertSampleData(trx, tenant!.id, adminUserId);
+  return { tenant: tenant!, adminUserId };
+}

@@ -1,0 +1,85 @@
+/**
+ * Process entry: parse config, open the database (embedded when SERVICE_DATABASE_URL is unset),
+ * migrate, listen, and drain on SIGTERM/SIGINT.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app';
+import { ConfigError, loadConfig, redactUrl, type Config } from './config';
+import { migrate, openDatabase } from './db/database';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
+import { createLogger } from './logger';
+import { buildServices, closeServices } from './services';
+
+const DRAIN_TIMEOUT_MS = 25_000;
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tenant-service: ${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+
+  let embedded: EmbeddedDatabase | null = null;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(config.dataDir, logger);
+    url = embedded.url;
+  }
+  logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
+  await migrate(url, config.defaultTenantSlug, logger);
+  const db = openDatabase({ url });
+  const services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
+  const app = await createApp(config, services);
+
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  logger.info(
+    { host: addr.address, port: addr.port, auth_provider: config.authProvider, multi_tenant_mode: config.multiTenantMode },
+    'tenant-service listening',
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'Shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn('Drain timeout: closing remaining connections');
+      server.closeAllConnections();
+    }, DRAIN_TIMEOUT_MS);
+    force.unref();
+    // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(force);
+    await closeServices(services);
+    await db.destroy();
+    if (embedded) await embedded.stop();
+    logger.info('Stopped');
+    logger.flush?.();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`tenant-service failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,32 @@
+/**
+ * Builds the AppServices of a process (or a test) from its Config and an open pool.
+ */
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { loadOrCreateLocalKeys } from './auth/local-keys';
+import type { Config } from './config';
+import type { AppServices } from './http/services';
+
+export interface BuildServicesOptions {
+  db: Knex;
+  logger: Logger;
+  embeddedDatabase?: boolean;
+}
+
+/** Loads the local signing key (local provider) and builds the rate limiter. */
+export async function buildServices(config: Config, opts: BuildServicesOptions): Promise<AppServices> {
+  const localKeys = config.authProvider === 'local' ? loadOrCreateLocalKeys(config.dataDir) : null;
+  const rateLimiter = null; // built by src/http/rate-limit.ts (issue 6) when it lands
+  return {
+    db: opts.db,
+    logger: opts.logger,
+    localKeys,
+    rateLimiter,
+    embeddedDatabase: opts.embeddedDatabase ?? false,
+  };
+}
+
+/** Closes what buildServices opened (not the pool, which the caller owns). */
+export async function closeServices(services: AppServices): Promise<void> {
+  await services.rateLimiter?.close();
+}

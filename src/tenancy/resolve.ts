@@ -1,0 +1,143 @@
+/**
+ * Tenant resolution as pure functions: from (claims, X-Tenant header, config) to the slug of
+ * the tenant a request asks for and where it came from (PRODUCT.md §3). The database check of
+ * that slug (exists, active, membership) happens in the request's transaction.
+ */
+import { parse as parseDomain } from 'tldts';
+import { isPublicMailDomain } from './mail-domains';
+
+export type TenantSource =
+  | 'custom_claim'
+  | 'tenant_claim'
+  | 'organization_claim'
+  | 'namespace_claim'
+  | 'header'
+  | 'email_domain'
+  | 'single_tenant';
+
+/** Sources 1–4: a tenant asserted by the identity provider. */
+export const CLAIM_SOURCES: ReadonlySet<TenantSource> = new Set(['custom_claim', 'tenant_claim', 'organization_claim', 'namespace_claim']);
+
+export const ORGANIZATION_CLAIMS = ['org', 'organization', 'org_slug', 'org_name'] as const;
+export const NAMESPACE_CLAIMS = ['namespace', 'group', 'team', 'workspace'] as const;
+
+export const TENANT_HEADER_PATTERN = /^[a-z0-9-]+$/;
+export const TENANT_HEADER_MAX = 255;
+
+export type TenantRequest =
+  | { kind: 'tenant'; slug: string; source: TenantSource; claim?: string }
+  | { kind: 'missing' }
+  | { kind: 'mismatch'; claimSlug: string; headerSlug: string; claim: string };
+
+export interface ResolutionInput {
+  claims: Readonly<Record<string, unknown>>;
+  /** The X-Tenant header, already checked by `checkTenantHeader`. */
+  header: string | null;
+  customClaim: string | null;
+}
+
+/**
+ * Normalizes a claim value to a slug: lowercase, runs outside [a-z0-9] become one `-`, no
+ * leading or trailing `-`. Objects use `slug`, then `name`, then `id`; arrays their first
+ * usable element. Returns null when nothing usable remains.
+ */
+export function normalizeClaimValue(value: unknown, depth = 0): string | null {
+  if (depth > 3 || value === null || value === undefined) return null;
+  if (typeof value === 'string') {
+    const slug = value
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '');
+    return slug === '' ? null : slug.slice(0, TENANT_HEADER_MAX).replace(/-+$/, '');
+  }
+  if (typeof value === 'number' && Number.isFinite(value)) return normalizeClaimValue(String(value), depth + 1);
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const s = normalizeClaimValue(item, depth + 1);
+      if (s) return s;
+    }
+    return null;
+  }
+  if (typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    for (const key of ['slug', 'name', 'id']) {
+      if (Object.prototype.hasOwnProperty.call(o, key)) {
+        const s = normalizeClaimValue(o[key], depth + 1);
+        if (s) return s;
+      }
+    }
+  }
+  return null;
+}
+
+/** Reads a claim by name, or by dot path (`realm_access.roles`) when the name is not a key. */
+export function readClaim(claims: Readonly<Record<string, unknown>>, name: string): unknown {
+  if (Object.prototype.hasOwnProperty.call(claims, name)) return claims[name];
+  let cur: unknown = claims;
+  for (const part of name.split('.')) {
+    if (!cur || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+/**
+ * The tenant slug from the `email` claim's registrable domain without its public suffix
+ * (`ann@mail.acme.co.uk` → `acme`). Null when the email is unverified, malformed, or at a
+ * public or disposable mail provider.
+ */
+export function tenantFromEmail(email: unknown, emailVerified: unknown): string | null {
+  if (typeof email !== 'string' || emailVerified === false || emailVerified === 'false') return null;
+  const at = email.lastIndexOf('@');
+  if (at <= 0 || at === email.length - 1) return null;
+  const host = email.slice(at + 1).trim().toLowerCase();
+  const parsed = parseDomain(host);
+  if (!parsed.domain || !parsed.domainWithoutSuffix || parsed.isIp) return null;
+  if (isPublicMailDomain(host) || isPublicMailDomain(parsed.domain)) return null;
+  return normalizeClaimValue(parsed.domainWithoutSuffix);
+}
+
+/** Sources 1–4 in order; the first claim that normalizes to a slug wins. */
+export function tenantFromClaims(
+  claims: Readonly<Record<string, unknown>>,
+  customClaim: string | null,
+): { slug: string; source: TenantSource; claim: string } | null {
+  const groups: Array<[TenantSource, readonly string[]]> = [
+    ['custom_claim', customClaim ? [customClaim] : []],
+    ['tenant_claim', ['tenant']],
+    ['organization_claim', ORGANIZATION_CLAIMS],
+    ['namespace_claim', NAMESPACE_CLAIMS],
+  ];
+  for (const [source, names] of groups) {
+    for (const claim of names) {
+      const slug = normalizeClaimValue(source === 'custom_claim' ? readClaim(claims, claim) : claims[claim]);
+      if (slug) return { slug, source, claim };
+    }
+  }
+  return null;
+}
+
+/**
+ * Decides which tenant a multi-tenant request asks for (PRODUCT.md §3): claims, then the
+ * header, then the email domain. A claim and a header naming different tenants is a mismatch.
+ */
+export function requestedTenant(input: ResolutionInput): TenantRequest {
+  const fromClaims = tenantFromClaims(input.claims, input.customClaim);
+  if (fromClaims) {
+    if (input.header !== null && input.header !== fromClaims.slug) {
+      return { kind: 'mismatch', claimSlug: fromClaims.slug, headerSlug: input.header, claim: fromClaims.claim };
+    }
+    return { kind: 'tenant', ...fromClaims };
+  }
+  if (input.header !== null) return { kind: 'tenant', slug: input.header, source: 'header' };
+  const fromEmail = tenantFromEmail(input.claims.email, input.claims.email_verified);
+  if (fromEmail) return { kind: 'tenant', slug: fromEmail, source: 'email_domain', claim: 'email' };
+  return { kind: 'missing' };
+}
+
+/** True when the X-Tenant header value is well formed (checked on every endpoint). */
+export function isValidTenantHeader(value: string): boolean {
+  return value.length <= TENANT_HEADER_MAX && TENANT_HEADER_PATTERN.test(value);
+}

@@ -1,0 +1,83 @@
+/**
+ * Isolation at the database level: under the runtime role, with app.tenant_id set to tenant A,
+ * a query without any tenant filter sees none of B's rows, and a row that references B's board
+ * cannot be stored.
+ */
+import type { Knex } from 'knex';
+import { openDatabase } from '../src/db/database';
+import { withTenant } from '../src/db/tenant-scope';
+import { createTenantWithSampleData } from '../src/domain/tenants';
+import { testDatabaseUrl } from './helpers/app';
+import { closeOwnerConnection, ownerConnection, unique } from './factories';
+
+let db: Knex;
+let a: string;
+let b: string;
+beforeAll(async () => {
+  db = openDatabase({ url: testDatabaseUrl(), poolMax: 2 });
+  const make = (slug: string) =>
+    db.transaction((trx) => createTenantWithSampleData(trx, { name: slug, slug, includeSampleData: true, admin: { issuer: 'iss', subject: unique('s'), email: null, displayName: null } }));
+  a = (await make(unique('iso-a'))).tenant.id;
+  b = (await make(unique('iso-b'))).tenant.id;
+});
+afterAll(async () => {
+  await db.destroy();
+  await closeOwnerConnection();
+});
+
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions'];
+
+it('runs as a role that cannot bypass row-level security', async () => {
+  const r = await db.raw<{ rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> }>(
+    'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user',
+  );
+  expect(r.rows[0]).toEqual({ current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false });
+});
+
+it.each(TABLES)('a query on %s without a tenant filter sees only the current tenant', async (table) => {
+  await withTenant(db, a, async (trx) => {
+    const rows = await trx(table).select('tenant_id');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((r) => r.tenant_id))).toEqual(new Set([a]));
+  });
+  // The owner sees both tenants' rows: the filter above came from row-level security alone.
+  const all = await ownerConnection()(table).whereIn('tenant_id', [a, b]).select('tenant_id');
+  expect(new Set(all.map((r) => r.tenant_id))).toEqual(new Set([a, b]));
+});
+
+it('sees no tenant rows at all without app.tenant_id', async () => {
+  for (const table of TABLES) {
+    const rows = await db.transaction((trx) => trx(table).select('tenant_id'));
+    expect(rows).toEqual([]);
+  }
+});
+
+it("refuses to store a row that references another tenant's board", async () => {
+  const [bBoard] = await ownerConnection()('boards').where({ tenant_id: b }).select('id');
+  // Under A's scope, claiming to be A: the composite foreign key (tenant_id, board_id) fails.
+  await expect(
+    withTenant(db, a, (trx) => trx('generations').insert({ tenant_id: a, board_id: bBoard.id, prompt: 'x' })),
+  ).rejects.toMatchObject({ code: '23503' });
+  // Under A's scope, writing B's tenant_id: row-level security's WITH CHECK fails.
+  await expect(
+    withTenant(db, a, (trx) => trx('generations').insert({ tenant_id: b, board_id: bBoard.id, prompt: 'x' })),
+  ).rejects.toMatchObject({ code: '42501' });
+  const count = await ownerConnection()('generations').where({ prompt: 'x' }).count<{ count: string }[]>('* as count');
+  expect(Number(count[0]!.count)).toBe(0);
+});
+
+it('cannot update or delete another tenant\'s rows', async () => {
+  await withTenant(db, a, async (trx) => {
+    expect(await trx('boards').where({ tenant_id: b }).update({ name: 'hijacked' })).toBe(0);
+    expect(await trx('boards').where({ tenant_id: b }).delete()).toBe(0);
+  });
+  const names = await ownerConnection()('boards').where({ tenant_id: b }).pluck('name');
+  expect(names).not.toContain('hijacked');
+  expect(names.length).toBe(2);
+});
+
+it('does not carry one transaction\'s tenant into the next on a pooled connection', async () => {
+  await withTenant(db, a, (trx) => trx('boards').select('id'));
+  const setting = await db.raw<{ rows: Array<{ v: string | null }> }>("select current_setting('app.tenant_id', true) as v");
+  expect(setting.rows[0]!.v === null || setting.rows[0]!.v === '').toBe(true);
+});

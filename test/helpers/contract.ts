@@ -1,0 +1,91 @@
+/**
+ * Response validation against openapi.yaml, shared by the supertest hook and the tests that
+ * call a listening server with fetch or the generated client.
+ */
+import addFormats from 'ajv-formats';
+import OpenAPIBackend, { type Document } from 'openapi-backend';
+import { loadOpenApiDocument } from '../../src/openapi-document';
+
+interface ResponseLike {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  type?: string;
+}
+
+let backend: OpenAPIBackend | null = null;
+let ready: Promise<unknown> | null = null;
+
+/** Loads and dereferences the contract; await it before validating. */
+export function initContract(): Promise<unknown> {
+  create();
+  return ready!;
+}
+
+function create(): OpenAPIBackend {
+  if (!backend) {
+    backend = new OpenAPIBackend({
+      definition: loadOpenApiDocument() as unknown as Document,
+      quick: false,
+      validate: true,
+      customizeAjv: (ajv) => {
+        addFormats(ajv);
+        return ajv;
+      },
+    });
+    ready = backend.init();
+  }
+  return backend;
+}
+
+function api(): OpenAPIBackend {
+  const backend = create();
+  if (!backend.initialized) throw new Error('contract not initialised: await initContract() first');
+  return backend;
+}
+
+/** Paths served outside the API contract (documentation pages). */
+const OUTSIDE_CONTRACT = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/];
+
+/** Returns a sentence describing how the response breaks the contract, or null. */
+export function contractProblem(method: string, url: string, res: ResponseLike): string | null {
+  const pathname = new URL(url, 'http://x').pathname;
+  if (OUTSIDE_CONTRACT.some((r) => r.test(pathname))) return null;
+  const where = `${method.toUpperCase()} ${pathname} → ${res.status}`;
+  const isJson = (res.type ?? String(res.headers['content-type'] ?? '')).includes('json');
+  const errorSchemaOk = () => {
+    const b = res.body as Record<string, unknown>;
+    if (!b || typeof b.error !== 'string' || typeof b.detail !== 'string') return `${where}: error body lacks error/detail: ${JSON.stringify(res.body)}`;
+    if (/\bat .+:\d+:\d+/.test(b.detail)) return `${where}: error detail leaks a stack trace`;
+    return null;
+  };
+  const op = api().matchOperation({ method, path: pathname, headers: {}, query: {} });
+  if (!op) {
+    if (res.status < 400) return `${where}: no operation in openapi.yaml matches`;
+    return errorSchemaOk();
+  }
+  const responses = (op.responses ?? {}) as Record<string, { headers?: Record<string, { schema?: { type?: string } }> }>;
+  const documented = responses[String(res.status)] ?? responses.default;
+  // 405/413/415/429/500/501/503 may come from the pipeline before the operation is known.
+  const pipelineStatuses = [401, 405, 413, 415, 429, 500, 501, 503];
+  if (!documented) {
+    if (pipelineStatuses.includes(res.status) && res.status !== 500) return errorSchemaOk();
+    return `${where}: status ${res.status} is not documented for ${op.operationId}`;
+  }
+  if (res.status >= 400) {
+    const problem = errorSchemaOk();
+    if (problem) return problem;
+  }
+  if (res.status !== 204 && isJson) {
+    const result = api().validateResponse(res.body, op, res.status);
+    if (result.errors?.length) return `${where}: body does not match ${op.operationId}: ${JSON.stringify(result.errors.slice(0, 3))}`;
+  }
+  for (const [name, h] of Object.entries(documented.headers ?? {})) {
+    const value = res.headers[name.toLowerCase()];
+    const resolved = h as { schema?: { type?: string }; $ref?: string };
+    if (value === undefined) continue;
+    const schema = resolved.schema;
+    if (schema?.type === 'integer' && !/^\d+$/.test(String(value))) return `${where}: header ${name} is not an integer: ${String(value)}`;
+  }
+  return null;
+}
