@@ -1,0 +1,36 @@
+/**
+ * Explicit row → API mappings, so a new column never leaks into a response.
+ */
+import type { Board, BoardDetail, Generation, Member, Tenant } from '../../generated/types.gen';
+import type { BoardRow, GenerationRow, TenantRow, UserRow } from '../db/models';
+import type { Membership, ResolvedTenant } from '../http/context';
+
+const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
+
+/** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
+export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
+  if ('isDefault' in t) {
+    return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, created_at: iso(t.createdAt), updated_at: iso(t.updatedAt) };
+  }
+  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, created_at: iso(t.created_at), updated_at: iso(t.updated_at) };
+}
+
+/** A users row (or the caller's membership) as the Member schema. */
+export function toMember(u: UserRow | Membership): Member {
+  if ('userId' in u) {
+    return { user_id: u.userId, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.displayName, role: u.role, created_at: iso(u.createdAt) };
+  }
+  return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role, created_at: iso(u.created_at) };
+}
+
+export function toBoard(b: BoardRow): Board {
+  return { board_id: b.id, name: b.name, description: b.description, created_by: b.created_by, created_at: iso(b.created_at) };
+}
+
+export function toGeneration(g: GenerationRow): Generation {
+  return { generation_id: g.id, prompt: g.prompt, status: g.status, media_url: g.media_url, media_type: g.media_type, created_at: iso(g.created_at) };
+}
+
+export function toBoardDetail(b: BoardRow, generations: readonly GenerationRow[]): BoardDetail {
+  return { ...toBoard(b), generations: generations.map(toGeneration) };
+}
