@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { loadOrCreateLocalKeys } from './auth/local-keys';
 import type { Config } from './config';
+import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './http/services';
 
 export interface BuildServicesOptions {
@@ -16,7 +17,7 @@ export interface BuildServicesOptions {
 /** Loads the local signing key (local provider) and builds the rate limiter. */
 export async function buildServices(config: Config, opts: BuildServicesOptions): Promise<AppServices> {
   const localKeys = config.authProvider === 'local' ? loadOrCreateLocalKeys(config.dataDir) : null;
-  const rateLimiter = null; // built by src/http/rate-limit.ts (issue 6) when it lands
+  const rateLimiter = config.rateLimitEnabled ? await createRateLimiter(config, opts.logger) : null;
   return {
     db: opts.db,
     logger: opts.logger,

@@ -1,0 +1,305 @@
+/**
+ * The rate limits of SPEC.md §8 and PRODUCT.md §8, built on express-rate-limit.
+ *
+ * Each row of RATE_LIMITS is its own counter (its own store and key namespace), counted per
+ * caller (issuer + subject) or, for a request without a verified caller, per client address
+ * (`req.ip`, which follows SERVICE_TRUST_PROXY through express's `trust proxy`). With
+ * SERVICE_REDIS_URL the counters live in Redis, so every instance sharing that Redis shares
+ * them; without it each process counts on its own (MemoryStore).
+ *
+ * Only `/api` is limited: /healthz, /readyz and the JWKS are polled by load balancers and token
+ * verifiers, which must never be refused, and the contract documents no 429 for them.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ipKeyGenerator, MemoryStore, rateLimit, type AugmentedRequest, type Logger as RateLimitLogger, type Store } from 'express-rate-limit';
+import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { createClient } from 'redis';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { ApiError } from './errors';
+import type { RateLimiter } from './services';
+
+/** One limit: requests matching `method` and `path` share one counter per caller. */
+export interface RateLimitRule {
+  /** Counter name: the IETF RateLimit policy name and the Redis key namespace. */
+  readonly name: string;
+  /** HTTP method, or `*` for any. */
+  readonly method: string;
+  /** OpenAPI path template; `*` stands for the rest of the path (one or more characters). */
+  readonly path: string;
+  readonly limit: number;
+  readonly window: 'minute' | 'hour';
+}
+
+/**
+ * SPEC.md §8, first matching row wins. The last row is every other `/api` operation (and any
+ * `/api` path that matches no operation, so probing unknown paths is limited too).
+ */
+export const RATE_LIMITS: readonly RateLimitRule[] = [
+  { method: 'POST', path: '/api/setup/tenant', limit: 10, window: 'hour', name: 'setup-create' },
+  { method: 'DELETE', path: '/api/setup/tenant/*', limit: 5, window: 'hour', name: 'setup-delete' },
+  { method: 'POST', path: '/api/tenants/register', limit: 3, window: 'hour', name: 'register' },
+  { method: 'GET', path: '/api/setup/*', limit: 100, window: 'minute', name: 'setup-read' },
+  { method: '*', path: '/api/*', limit: 600, window: 'minute', name: 'api' },
+];
+
+const WINDOW_MS = { minute: 60_000, hour: 3_600_000 } as const;
+
+/** How long boot waits for Redis before starting degraded (it keeps retrying afterwards). */
+const BOOT_CONNECT_TIMEOUT_MS = 5_000;
+/** A Redis command slower than this lets the request pass uncounted instead of stalling it. */
+const COMMAND_TIMEOUT_MS = 1_000;
+/** At most one "store unavailable" error line per this interval, however many requests pass. */
+const ERROR_LOG_INTERVAL_MS = 60_000;
+const RECONNECT_MAX_DELAY_MS = 3_000;
+
+/** `res.locals.operation`, set by app.ts when the request matches an OpenAPI operation. */
+interface MatchedOperation {
+  operationId: string;
+  method: string;
+  path: string;
+}
+
+/** True when `path` (an OpenAPI template or a request path) matches the rule's pattern. */
+function pathMatches(pattern: string, path: string): boolean {
+  if (!pattern.endsWith('*')) return pattern === path;
+  const prefix = pattern.slice(0, -1);
+  return path.length > prefix.length && path.startsWith(prefix);
+}
+
+/**
+ * The row a request counts against: the first row matching its operation, or the catch-all
+ * `/api` row for an `/api` path with no operation. Null means the request is not limited.
+ */
+export function ruleFor(operation: MatchedOperation | undefined, requestPath: string, rules: readonly RateLimitRule[] = RATE_LIMITS): RateLimitRule | null {
+  if (operation) {
+    const method = operation.method.toUpperCase();
+    return rules.find((r) => (r.method === '*' || r.method === method) && pathMatches(r.path, operation.path)) ?? null;
+  }
+  return rules.find((r) => r.method === '*' && pathMatches(r.path, requestPath)) ?? null;
+}
+
+/** The counter key: the verified caller (issuer + subject), else the client address. */
+function keyFor(req: Request, res: Response): string {
+  const caller = res.locals.caller as { issuer: string; subject: string } | undefined;
+  if (caller) return `caller:${JSON.stringify([caller.issuer, caller.subject])}`;
+  // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
+  return req.ip ? `ip:${ipKeyGenerator(req.ip)}` : 'ip:unknown';
+}
+
+function describeScope(rule: RateLimitRule): string {
+  return rule.method === '*' ? 'any other /api endpoint' : `${rule.method} ${rule.path}`;
+}
+
+/**
+ * Logs "store unavailable" at most once per interval, with how many were suppressed, so an
+ * outage under load writes a line a minute rather than one per request.
+ */
+class ThrottledErrorLog {
+  private lastLogged = 0;
+  private suppressed = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+  ) {}
+
+  error(err: unknown, msg: string): void {
+    const now = Date.now();
+    if (now - this.lastLogged < this.intervalMs) {
+      this.suppressed += 1;
+      return;
+    }
+    this.logger.error({ err, suppressed: this.suppressed }, msg);
+    this.lastLogged = now;
+    this.suppressed = 0;
+  }
+
+  /** The next error is logged at once (after a recovery, a new outage is news). */
+  reset(): void {
+    this.lastLogged = 0;
+    this.suppressed = 0;
+  }
+}
+
+/**
+ * rate-limit-redis caches the promise of its Lua scripts' SHA at init; if Redis was down then,
+ * that promise stays rejected forever and the store never counts again. Reloading the scripts
+ * whenever the client becomes ready again fixes that (and covers a Redis restarted empty).
+ */
+class ReloadingRedisStore extends RedisStore {
+  reloadScripts(): void {
+    this.incrementScriptSha = this.loadIncrementScript();
+    this.getScriptSha = this.loadGetScript();
+    // A failure here is already reported through the client's 'error' event; the next 'ready'
+    // reloads again, and in between the store's callers pass requests uncounted.
+    this.incrementScriptSha.catch(() => undefined);
+    this.getScriptSha.catch(() => undefined);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+interface Backend {
+  makeStore(rule: RateLimitRule): Store;
+  storeState(): 'memory' | 'redis' | 'degraded';
+  close(): Promise<void>;
+}
+
+function memoryBackend(): Backend {
+  const stores: MemoryStore[] = [];
+  return {
+    makeStore() {
+      const store = new MemoryStore();
+      stores.push(store);
+      return store;
+    },
+    storeState: () => 'memory',
+    async close() {
+      for (const s of stores) s.shutdown();
+    },
+  };
+}
+
+async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledErrorLog): Promise<Backend> {
+  const log = logger.child({ component: 'rate-limit-store' });
+  const client = createClient({
+    url: config.redisUrl!,
+    // Fail commands at once while disconnected instead of queueing them: a queued command
+    // would hold its request until Redis returns.
+    disableOfflineQueue: true,
+    // Notices a silently dropped connection (no RST) between requests.
+    pingInterval: 10_000,
+    socket: {
+      connectTimeout: 2_000,
+      // Never give up (a number, also for timeouts): the service uses Redis again when it returns.
+      reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100),
+    },
+  });
+  const stores: ReloadingRedisStore[] = [];
+  let everReady = false;
+  let down = false;
+
+  // Without an 'error' listener node-redis' errors would crash the process.
+  client.on('error', (err: unknown) => {
+    down = true;
+    errorLog.error(err, 'Rate limit store (Redis) unavailable; requests pass uncounted until it returns');
+  });
+  client.on('ready', () => {
+    if (everReady || down) log.info('Rate limit store (Redis) connected again; counting resumes');
+    everReady = true;
+    down = false;
+    errorLog.reset();
+    for (const s of stores) s.reloadScripts();
+  });
+
+  const connected = client.connect().then(
+    () => true,
+    (err: unknown) => {
+      errorLog.error(err, 'Rate limit store (Redis) connection failed');
+      return false;
+    },
+  );
+  let bootTimer: NodeJS.Timeout | undefined;
+  const ready = await Promise.race([
+    connected,
+    new Promise<boolean>((resolve) => {
+      bootTimer = setTimeout(() => resolve(false), BOOT_CONNECT_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(bootTimer);
+  if (!ready) {
+    // Starting degraded keeps the service up when Redis is late or down at boot: requests pass
+    // uncounted, /readyz says `degraded`, and the client keeps reconnecting in the background.
+    log.error({ timeout_ms: BOOT_CONNECT_TIMEOUT_MS }, 'Rate limit store (Redis) unreachable at boot; starting degraded');
+  }
+
+  const sendCommand = (...args: string[]): Promise<RedisReply> => withTimeout(client.sendCommand(args) as Promise<RedisReply>, COMMAND_TIMEOUT_MS);
+  return {
+    makeStore(rule) {
+      const store = new ReloadingRedisStore({ sendCommand, prefix: `${config.redisKeyPrefix}rate-limit:${rule.name}:` });
+      stores.push(store);
+      return store;
+    },
+    storeState: () => (client.isReady ? 'redis' : 'degraded'),
+    async close() {
+      if (!client.isOpen) return;
+      if (client.isReady) {
+        try {
+          await client.close();
+          return;
+        } catch {
+          // fall through: the connection died while closing
+        }
+      }
+      if (client.isOpen) client.destroy();
+    },
+  };
+}
+
+/**
+ * Builds the rate limiter: one express-rate-limit instance per RATE_LIMITS row, all on Redis
+ * when SERVICE_REDIS_URL is set (connecting first; degraded if it is unreachable), else in
+ * memory. The middleware reads `res.locals.operation` (set by app.ts) to pick the row.
+ */
+export async function createRateLimiter(config: Config, logger: Logger, rules: readonly RateLimitRule[] = RATE_LIMITS): Promise<RateLimiter> {
+  const errorLog = new ThrottledErrorLog(logger.child({ component: 'rate-limit-store' }), ERROR_LOG_INTERVAL_MS);
+  const backend = config.redisUrl ? await redisBackend(config, logger, errorLog) : memoryBackend();
+  const limiterLogger: RateLimitLogger = {
+    warn: (err, msg) => logger.warn({ err }, msg ?? 'express-rate-limit warning'),
+    // Store errors (Redis down) arrive once per request; the throttle keeps the log readable.
+    error: (err, msg) => errorLog.error(err, msg ?? 'Rate limit store error'),
+  };
+
+  const limiters = new Map<RateLimitRule, RequestHandler>();
+  for (const rule of rules) {
+    const windowMs = WINDOW_MS[rule.window];
+    limiters.set(
+      rule,
+      rateLimit({
+        windowMs,
+        limit: rule.limit,
+        identifier: rule.name,
+        standardHeaders: 'draft-8',
+        legacyHeaders: true,
+        keyGenerator: keyFor,
+        store: backend.makeStore(rule),
+        passOnStoreError: true,
+        logger: limiterLogger,
+        // The 429 goes through the one error middleware, so it is the documented Error body;
+        // express-rate-limit has already set the X-RateLimit-*, RateLimit* and Retry-After headers.
+        handler: (req: Request, res: Response, next: NextFunction) => {
+          const info = (req as AugmentedRequest).rateLimit;
+          const retryAfter = Number(res.getHeader('Retry-After') ?? Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
+          const per = res.locals.caller ? 'per caller' : 'per client address';
+          next(
+            new ApiError(
+              'rateLimited',
+              `At most ${rule.limit} requests per ${rule.window} to ${describeScope(rule)} (counted ${per}); retry in ${retryAfter} seconds.`,
+              {},
+              { 'Retry-After': String(retryAfter) },
+            ),
+          );
+        },
+      }),
+    );
+  }
+
+  const middleware: RequestHandler = (req, res, next) => {
+    const rule = ruleFor(res.locals.operation as MatchedOperation | undefined, req.path, rules);
+    if (!rule) return next();
+    return limiters.get(rule)!(req, res, next);
+  };
+
+  return {
+    middleware,
+    storeState: () => backend.storeState(),
+    close: () => backend.close(),
+  };
+}
