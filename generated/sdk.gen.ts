@@ -156,6 +156,21 @@ export const getRegistrationStatus = <ThrowOnError extends boolean = false>(opti
  * Creates a tenant for the caller, who becomes its `admin` member. Only in multi-tenant
  * mode (else 403 `Registration disabled`). Limited to 3 requests per hour per caller.
  *
+ * - With SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS set, the domain of `admin_email`
+ * and of the token's `email` claim (when it has one) must each be listed: exact,
+ * case-insensitive match; subdomains of a listed domain are not admitted. Else 403
+ * `Domain not allowed`, naming the domain.
+ * - With SERVICE_MAX_TENANTS_PER_USER set, a caller who already registered that many
+ * tenants (deleted ones do not count) gets 403 `Tenant limit reached`; concurrent
+ * requests of one caller are serialised, so the limit holds under races.
+ * - `organization_slug` taken → 409 `Conflict`. Without it the slug is generated from
+ * the name and never conflicts.
+ * - `include_sample_data` defaults to true. The status is `pending_approval` when
+ * SERVICE_TENANT_REGISTRATION_REQUIRES_APPROVAL is true: the tenant then answers 403
+ * `Tenant pending approval` until a platform admin sets it `active`
+ * (`PUT /api/setup/tenant/{tenant_id}`).
+ * - `metadata` is stored as given, as plain data (keys such as `__proto__` included).
+ *
  */
 export const registerTenant = <ThrowOnError extends boolean = false>(options: Options<RegisterTenantData, ThrowOnError>) => (options.client ?? client).post<RegisterTenantResponses, RegisterTenantErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

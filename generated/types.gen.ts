@@ -112,12 +112,25 @@ export type SetupStatus = {
     recommendations: Array<string>;
 };
 
+/**
+ * Violations are listed under the tenant whose row carries them. Rows whose tenant does
+ * not exist, and database configuration problems (row-level security not enabled and
+ * forced on a tenant table, a runtime role that can bypass it), are global.
+ *
+ */
 export type AuditReport = {
     generated_at: string;
+    /**
+     * Violations listed in this report (tenants' and global).
+     */
     total_violations: number;
+    /**
+     * True when a check found more than 1000 violations in one table and only the first 1000 are listed.
+     */
+    truncated: boolean;
     tenants: Array<TenantAudit>;
     /**
-     * Violations that belong to no single tenant (database configuration).
+     * Violations that belong to no single tenant (database configuration, rows of a tenant that does not exist).
      */
     global_violations: Array<AuditViolation>;
 };
@@ -132,8 +145,19 @@ export type TenantAudit = {
 
 export type AuditViolation = {
     check: 'cross_tenant_user_access' | 'orphaned_record' | 'board_membership_violation' | 'data_consistency';
+    /**
+     * The table holding the row (`pg_roles` for a role finding).
+     */
     table: string;
+    /**
+     * The row's id; `<board_id>:<user_id>` for `board_members`; the role name for a role
+     * finding; null for a table-level finding.
+     *
+     */
     row_id: string | null;
+    /**
+     * A sentence describing the violation.
+     */
     message: string;
 };
 
@@ -145,6 +169,14 @@ export type RegistrationStatus = {
 };
 
 export type RegisterTenantRequest = {
+    /**
+     * At least one character that is not white space; leading and trailing white space is
+     * dropped. When `organization_slug` is absent the slug is generated from this name:
+     * lowercased, accents folded, runs of other characters turned into one `-`, cut to 63
+     * characters, then `-2`, `-3`… appended while taken. A name with nothing usable (only
+     * emoji, say) gets `org-<8 random hex digits>`.
+     *
+     */
     organization_name: string;
     organization_slug?: Slug;
     admin_email: string;
