@@ -72,7 +72,12 @@ export function contractProblem(method: string, url: string, res: ResponseLike):
     if (pipelineStatuses.includes(res.status) && res.status !== 500) return errorSchemaOk();
     return `${where}: status ${res.status} is not documented for ${op.operationId}`;
   }
-  if (res.status >= 400) {
+  // Error statuses carry the Error body, unless the operation documents another body for them
+  // (GET /readyz answers 503 with its Readiness body).
+  const documentedSchema = (documented as { content?: Record<string, { schema?: { properties?: Record<string, unknown> } }> }).content?.[
+    'application/json'
+  ]?.schema;
+  if (res.status >= 400 && (!documentedSchema || documentedSchema.properties?.error)) {
     const problem = errorSchemaOk();
     if (problem) return problem;
   }
