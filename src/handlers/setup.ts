@@ -1,11 +1,101 @@
 /**
- * Tag `setup`: tenant administration (platform admins only).
+ * Tag `setup`: tenant administration (platform admins only). Thin: each handler reads the
+ * validated input, calls one domain function and maps its result to the generated types.
  */
-import { notBuilt } from './not-built';
+import type {
+  CreateTenantData,
+  CreateTenantResponses,
+  DeleteTenantData,
+  DeleteTenantResponses,
+  GetSetupStatusResponses,
+  GetTenantData,
+  GetTenantResponses,
+  ListTenantsData,
+  ListTenantsResponses,
+  UpdateTenantData,
+  UpdateTenantResponses,
+} from '../../generated/types.gen';
+import * as admin from '../domain/tenant-admin';
+import { getSetupStatus as readSetupStatus } from '../domain/setup-status';
+import { toTenant } from './mappers';
+import { platformAdmin, type HandlerInput, type Reply } from './types';
 
-export const getSetupStatus = notBuilt('getSetupStatus');
-export const createTenant = notBuilt('createTenant');
-export const listTenants = notBuilt('listTenants');
-export const getTenant = notBuilt('getTenant');
-export const updateTenant = notBuilt('updateTenant');
-export const deleteTenant = notBuilt('deleteTenant');
+export const getSetupStatus = platformAdmin(async (ctx): Promise<Reply<GetSetupStatusResponses>> => {
+  const s = await readSetupStatus(ctx.services.db, {
+    config: ctx.config,
+    embeddedDatabase: ctx.services.embeddedDatabase,
+    rateLimitStore: ctx.services.rateLimiter ? ctx.services.rateLimiter.storeState() : null,
+  });
+  return {
+    status: 200,
+    body: {
+      setup_needed: s.setupNeeded,
+      has_default_tenant: s.hasDefaultTenant,
+      default_tenant_id: s.defaultTenantId,
+      default_tenant_slug: s.defaultTenantSlug,
+      multi_tenant_mode: s.multiTenantMode,
+      auth_provider: s.authProvider,
+      recommendations: s.recommendations,
+    },
+  };
+});
+
+export const createTenant = platformAdmin(async (ctx, input: HandlerInput<CreateTenantData>): Promise<Reply<CreateTenantResponses>> => {
+  const key = input.headers['idempotency-key'];
+  const created = await admin.createTenant(
+    ctx.services.db,
+    { name: input.body.name, slug: input.body.slug, settings: input.body.settings, includeSampleData: input.body.include_sample_data },
+    key !== undefined ? { caller: { issuer: ctx.caller.issuer, subject: ctx.caller.subject }, key } : undefined,
+  );
+  ctx.log.info({ tenant_id: created.tenantId, tenant_slug: created.slug, existing: created.existing }, created.existing ? 'Tenant create replayed' : 'Tenant created');
+  const body = { tenant_id: created.tenantId, name: created.name, slug: created.slug, message: created.message, existing: created.existing };
+  return created.existing ? { status: 200, body } : { status: 201, body };
+});
+
+export const listTenants = platformAdmin(async (ctx, input: HandlerInput<ListTenantsData>): Promise<Reply<ListTenantsResponses>> => {
+  const page = await admin.listTenants(ctx.services.db, { limit: input.query.limit, cursor: input.query.cursor, q: input.query.q });
+  return { status: 200, body: { tenants: page.tenants.map(toTenant), total_count: page.totalCount, next_cursor: page.nextCursor } };
+});
+
+export const getTenant = platformAdmin(async (ctx, input: HandlerInput<GetTenantData>): Promise<Reply<GetTenantResponses>> => ({
+  status: 200,
+  body: toTenant(await admin.getTenant(ctx.services.db, input.path.tenant_id)),
+}));
+
+export const updateTenant = platformAdmin(async (ctx, input: HandlerInput<UpdateTenantData>): Promise<Reply<UpdateTenantResponses>> => {
+  const b = input.body;
+  const row = await admin.updateTenant(ctx.services.db, input.path.tenant_id, { name: b.name, slug: b.slug, settings: b.settings, status: b.status });
+  ctx.log.info({ tenant_id: row.id, tenant_slug: row.slug, fields: Object.keys(b) }, 'Tenant updated');
+  return { status: 200, body: toTenant(row) };
+});
+
+export const deleteTenant = platformAdmin(async (ctx, input: HandlerInput<DeleteTenantData>): Promise<Reply<DeleteTenantResponses>> => {
+  // Query coercion turns `dry_run=true` into a boolean; accept the string too, defensively.
+  const dryRun = input.query.dry_run === true || (input.query.dry_run as unknown) === 'true';
+  const id = input.path.tenant_id;
+  const started = Date.now();
+  const result = await admin.deleteTenant(ctx.services.db, id, { multiTenantMode: ctx.config.multiTenantMode, dryRun });
+  const { tenant } = result;
+  if (result.dryRun) {
+    const total = Object.values(result.rows).reduce((a, b) => a + b, 0);
+    return {
+      status: 200,
+      body: {
+        dry_run: true,
+        tenant_id: tenant.id,
+        message: `Deleting tenant '${tenant.name}' (${tenant.slug}) would permanently delete ${total} rows; nothing was deleted.`,
+        rows: result.rows,
+      },
+    };
+  }
+  ctx.log.warn({ tenant_id: tenant.id, tenant_slug: tenant.slug, rows: result.rows, duration_ms: Date.now() - started }, 'Tenant deleted');
+  return {
+    status: 200,
+    body: {
+      message: `Tenant '${tenant.name}' (${tenant.slug}) deleted.`,
+      tenant_id: tenant.id,
+      warning:
+        'All related data (users, boards and their content, generations and media, provider configurations, credit transactions) was permanently deleted.',
+    },
+  };
+});

@@ -1,0 +1,152 @@
+/**
+ * Setup status (PRODUCT.md §4): what this deployment is running on and what to change before
+ * production. Reads only: computing it never creates or changes a row.
+ */
+import type { Knex } from 'knex';
+import type { AuthProvider, Config } from '../config';
+
+/** What the recommendations are derived from; gathered by `getSetupStatus`. */
+export interface DeploymentFacts {
+  multiTenantMode: boolean;
+  authProvider: AuthProvider;
+  /** Issuer and audience checks configured (SERVICE_JWT_ISSUER / SERVICE_JWT_AUDIENCE). */
+  jwtIssuer: string | null;
+  jwtAudience: string | null;
+  frontendBaseUrl: string | null;
+  defaultTenantSlug: string;
+  dataDir: string;
+  embeddedDatabase: boolean;
+  /** null when rate limits are off (SERVICE_RATE_LIMIT_ENABLED=false). */
+  rateLimitStore: 'memory' | 'redis' | 'degraded' | null;
+  hasDefaultTenant: boolean;
+  /** Tenants besides the default. */
+  otherTenants: number;
+  pendingApproval: number;
+}
+
+export interface SetupStatusResult {
+  setupNeeded: boolean;
+  hasDefaultTenant: boolean;
+  defaultTenantId: string | null;
+  defaultTenantSlug: string;
+  multiTenantMode: boolean;
+  authProvider: AuthProvider;
+  recommendations: string[];
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** Concrete sentences about this deployment, most important first. Pure, for unit tests. */
+export function setupRecommendations(f: DeploymentFacts): string[] {
+  const out: string[] = [];
+  if (!f.hasDefaultTenant) {
+    out.push(`The default tenant '${f.defaultTenantSlug}' is missing: restart the service, whose migrations create it.`);
+  }
+  if (f.authProvider === 'local') {
+    out.push(
+      'Tokens are signed by the built-in local key (SERVICE_AUTH_PROVIDER=local), meant for trying the service out: ' +
+        'set SERVICE_OIDC_ISSUER, SERVICE_JWKS_URI or SERVICE_JWT_SECRET to use your identity provider.',
+    );
+  } else {
+    // The oidc provider checks the discovered issuer by itself; the audience is always opt-in.
+    const unchecked: Array<[string, string]> = [];
+    if (!f.jwtIssuer && f.authProvider !== 'oidc') unchecked.push(['issuer', 'SERVICE_JWT_ISSUER']);
+    if (!f.jwtAudience) unchecked.push(['audience', 'SERVICE_JWT_AUDIENCE']);
+    if (unchecked.length) {
+      out.push(
+        `Tokens from the ${f.authProvider} provider are not checked for their ${unchecked.map(([what]) => what).join(' and ')}: ` +
+          `set ${unchecked.map(([, name]) => name).join(' and ')} so tokens minted for other services are refused.`,
+      );
+    }
+  }
+  if (f.embeddedDatabase) {
+    out.push(
+      `The service runs on the embedded PostgreSQL in ${f.dataDir}: set SERVICE_DATABASE_URL to a managed PostgreSQL ` +
+        'for backups, high availability and more than one instance.',
+    );
+  }
+  if (f.rateLimitStore === null) {
+    out.push('Rate limits are off (SERVICE_RATE_LIMIT_ENABLED=false): turn them on so tenant creation, deletion and registration cannot be flooded.');
+  } else if (f.rateLimitStore === 'memory') {
+    out.push(
+      "Rate-limit counters live in this process's memory: with several instances each counts on its own, " +
+        'so set SERVICE_REDIS_URL to share them.',
+    );
+  } else if (f.rateLimitStore === 'degraded') {
+    out.push('SERVICE_REDIS_URL is set but Redis is unreachable: requests pass without rate limits until it is back; check the connection.');
+  }
+  if (!f.frontendBaseUrl) {
+    out.push('SERVICE_FRONTEND_BASE_URL is not set, so registration results carry no dashboard_url: set it to the address of your frontend.');
+  }
+  if (f.multiTenantMode) {
+    if (f.otherTenants === 0) {
+      out.push(
+        `Multi-tenant mode is on but only the default tenant '${f.defaultTenantSlug}' exists: create a tenant with ` +
+          'POST /api/setup/tenant or `tenantctl tenant create`, or let users register with POST /api/tenants/register.',
+      );
+    }
+  } else {
+    out.push(
+      `Single-tenant mode: every request uses the default tenant '${f.defaultTenantSlug}'. To host several organizations, ` +
+        'set SERVICE_MULTI_TENANT_MODE=true; existing data stays in the default tenant.',
+    );
+    if (f.otherTenants > 0) {
+      out.push(
+        `${plural(f.otherTenants, 'tenant besides the default exists', 'tenants besides the default exist')} but cannot be reached in single-tenant mode: ` +
+          'set SERVICE_MULTI_TENANT_MODE=true to serve them.',
+      );
+    }
+  }
+  if (f.pendingApproval > 0) {
+    out.push(
+      `${plural(f.pendingApproval, 'tenant awaits', 'tenants await')} approval: list them with GET /api/setup/tenants and approve with ` +
+        'PUT /api/setup/tenant/{tenant_id} {"status":"active"}.',
+    );
+  }
+  return out;
+}
+
+/** Everything the rest of the status needs from outside the database. */
+export interface SetupEnvironment {
+  config: Config;
+  embeddedDatabase: boolean;
+  rateLimitStore: 'memory' | 'redis' | 'degraded' | null;
+}
+
+/** Reads the setup status in one read-only statement: no row is created or changed. */
+export async function getSetupStatus(db: Knex, env: SetupEnvironment): Promise<SetupStatusResult> {
+  const { config } = env;
+  const result = await db.raw<{ rows: Array<{ id: string | null; slug: string | null; others: string; pending: string }> }>(
+    `select d.id, d.slug,
+            (select count(*) from tenants where not is_default) as others,
+            (select count(*) from tenants where status = 'pending_approval') as pending
+       from (select 1) one
+       left join tenants d on d.is_default`,
+  );
+  const row = result.rows[0]!;
+  const hasDefaultTenant = row.id !== null;
+  const defaultTenantSlug = row.slug ?? config.defaultTenantSlug;
+  const recommendations = setupRecommendations({
+    multiTenantMode: config.multiTenantMode,
+    authProvider: config.authProvider,
+    jwtIssuer: config.jwtIssuer,
+    jwtAudience: config.jwtAudience,
+    frontendBaseUrl: config.frontendBaseUrl,
+    defaultTenantSlug,
+    dataDir: config.dataDir,
+    embeddedDatabase: env.embeddedDatabase,
+    rateLimitStore: env.rateLimitStore,
+    hasDefaultTenant,
+    otherTenants: Number(row.others),
+    pendingApproval: Number(row.pending),
+  });
+  return {
+    setupNeeded: !hasDefaultTenant,
+    hasDefaultTenant,
+    defaultTenantId: row.id,
+    defaultTenantSlug,
+    multiTenantMode: config.multiTenantMode,
+    authProvider: config.authProvider,
+    recommendations,
+  };
+}
