@@ -1,0 +1,223 @@
+/**
+ * Rate limits (SPEC.md §8, PRODUCT.md §8) with the in-process store: headers, the 429, one
+ * counter per table row and per caller, per client address without a caller, and what is not
+ * limited. The Redis store is covered by rate-limit-redis.test.ts.
+ */
+import { Writable } from 'node:stream';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import request from 'supertest';
+import { loadConfig } from '../src/config';
+import { ApiError } from '../src/http/errors';
+import { createRateLimiter, RATE_LIMITS, ruleFor } from '../src/http/rate-limit';
+import type { RateLimiter } from '../src/http/services';
+import { createLogger } from '../src/logger';
+import { startTestApp, testEnv, type TestApp } from './helpers/app';
+import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ SERVICE_RATE_LIMIT_ENABLED: 'true' });
+});
+afterAll(async () => {
+  await t.close();
+  await closeOwnerConnection();
+});
+
+const bearer = (token: string) => `Bearer ${token}`;
+
+describe('the table', () => {
+  it('reads like SPEC.md §8, first matching row wins', () => {
+    const pick = (method: string, path: string) => ruleFor({ operationId: 'x', method, path }, path)?.name;
+    expect(pick('POST', '/api/setup/tenant')).toBe('setup-create');
+    expect(pick('DELETE', '/api/setup/tenant/{tenant_id}')).toBe('setup-delete');
+    expect(pick('POST', '/api/tenants/register')).toBe('register');
+    expect(pick('GET', '/api/setup/status')).toBe('setup-read');
+    expect(pick('GET', '/api/setup/tenant/{tenant_id}')).toBe('setup-read');
+    expect(pick('PUT', '/api/setup/tenant/{tenant_id}')).toBe('api');
+    expect(pick('GET', '/api/tenants/mine')).toBe('api');
+    expect(pick('GET', '/healthz')).toBeUndefined();
+    expect(pick('GET', '/.well-known/jwks.json')).toBeUndefined();
+    // An /api path that matches no operation counts against the catch-all row only.
+    expect(ruleFor(undefined, '/api/setup/tenant/a/b')?.name).toBe('api');
+    expect(ruleFor(undefined, '/nope')).toBeNull();
+    expect(RATE_LIMITS.map((r) => [r.method, r.path, r.limit, r.window])).toEqual([
+      ['POST', '/api/setup/tenant', 10, 'hour'],
+      ['DELETE', '/api/setup/tenant/*', 5, 'hour'],
+      ['POST', '/api/tenants/register', 3, 'hour'],
+      ['GET', '/api/setup/*', 100, 'minute'],
+      ['*', '/api/*', 600, 'minute'],
+    ]);
+  });
+});
+
+describe('headers', () => {
+  it('a normal response carries X-RateLimit-* (Reset in Unix seconds) and the IETF headers', async () => {
+    const before = Date.now();
+    const r = await request(t.app).get('/api/tenants/mine').set('Authorization', bearer(tokenFor())).expect(200);
+    const after = Date.now();
+    expect(r.headers['x-ratelimit-limit']).toBe('600');
+    expect(r.headers['x-ratelimit-remaining']).toBe('599');
+    const reset = r.headers['x-ratelimit-reset'] as string;
+    expect(reset).toMatch(/^\d+$/);
+    // The window (60 s) started with this request: Unix seconds, not milliseconds or a delta.
+    expect(Number(reset)).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 60);
+    expect(Number(reset)).toBeLessThanOrEqual(Math.ceil(after / 1000) + 60);
+    expect(r.headers['ratelimit']).toMatch(/^"api"; r=599; t=(59|60)$/);
+    expect(r.headers['ratelimit-policy']).toMatch(/^"api"; q=600; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+  });
+
+  it('/healthz, /readyz and the JWKS are not limited (load-balancer probes)', async () => {
+    for (const path of ['/healthz', '/readyz', '/.well-known/jwks.json']) {
+      const r = await request(t.app).get(path).expect(200);
+      expect(r.headers['x-ratelimit-limit']).toBeUndefined();
+      expect(r.headers['ratelimit']).toBeUndefined();
+    }
+    const ready = await request(t.app).get('/readyz').expect(200);
+    expect(ready.body.rate_limit_store).toBe('memory');
+  });
+
+  it('an /api path with no operation counts against the catch-all row', async () => {
+    const r = await request(t.app).get('/api/no-such-thing').set('Authorization', bearer(tokenFor())).expect(404);
+    expect(r.headers['x-ratelimit-limit']).toBe('600');
+    expect(r.headers['ratelimit']).toMatch(/^"api"; /);
+  });
+});
+
+describe('POST /api/setup/tenant: 10 per hour', () => {
+  it('the 11th request is a 429 with the error body, Retry-After and headers, and changes nothing', async () => {
+    const token = adminToken();
+    // Invalid bodies still count: the limit is taken before validation.
+    for (let i = 1; i <= 10; i++) {
+      const r = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(token)).send({}).expect(400);
+      expect(r.headers['x-ratelimit-limit']).toBe('10');
+      expect(r.headers['x-ratelimit-remaining']).toBe(String(10 - i));
+      expect(r.headers['ratelimit-policy']).toMatch(/^"setup-create"; q=10; w=3600; /);
+    }
+    const slug = unique('refused');
+    const r = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(token)).send({ name: 'Refused', slug }).expect(429);
+    expect(r.body).toEqual({
+      error: 'Rate limit exceeded',
+      detail: expect.stringMatching(/^At most 10 requests per hour to POST \/api\/setup\/tenant \(counted per caller\); retry in \d+ seconds\.$/),
+      request_id: r.headers['x-request-id'],
+    });
+    const retryAfter = Number(r.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(r.body.detail).toContain(`retry in ${retryAfter} seconds`);
+    expect(r.headers['x-ratelimit-limit']).toBe('10');
+    expect(r.headers['x-ratelimit-remaining']).toBe('0');
+    expect(r.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    expect(r.headers['ratelimit']).toMatch(/^"setup-create"; r=0; t=\d+$/);
+    expect(r.headers['ratelimit-policy']).toMatch(/^"setup-create"; q=10; w=3600; /);
+    // The refused request never reached the handler.
+    expect(await ownerConnection()('tenants').where({ slug }).first()).toBeUndefined();
+  });
+});
+
+describe('one counter per row and per caller', () => {
+  it('spending the register limit leaves the other rows and other callers untouched', async () => {
+    const alice = tokenFor();
+    const bob = tokenFor();
+    for (let i = 0; i < 3; i++) await request(t.app).post('/api/tenants/register').set('Authorization', bearer(alice)).send({}).expect(400);
+    const refused = await request(t.app).post('/api/tenants/register').set('Authorization', bearer(alice)).send({}).expect(429);
+    expect(refused.body.detail).toMatch(/^At most 3 requests per hour to POST \/api\/tenants\/register/);
+    expect(refused.headers['ratelimit']).toMatch(/^"register"; r=0; /);
+
+    // Same caller, other rows: their own counters, still full.
+    const mine = await request(t.app).get('/api/tenants/mine').set('Authorization', bearer(alice)).expect(200);
+    expect(mine.headers['x-ratelimit-limit']).toBe('600');
+    const create = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(alice)).send({}).expect(400);
+    expect(create.headers['x-ratelimit-limit']).toBe('10');
+    expect(create.headers['x-ratelimit-remaining']).toBe('9');
+
+    // Another caller: their own counter on the same row.
+    const other = await request(t.app).post('/api/tenants/register').set('Authorization', bearer(bob)).send({}).expect(400);
+    expect(other.headers['x-ratelimit-remaining']).toBe('2');
+  });
+
+  it('GET /api/setup/* is 100 per minute per caller', async () => {
+    const r = await request(t.app).get('/api/setup/status').set('Authorization', bearer(adminToken())).expect(200);
+    expect(r.headers['x-ratelimit-limit']).toBe('100');
+    expect(r.headers['x-ratelimit-remaining']).toBe('99');
+    expect(r.headers['ratelimit-policy']).toMatch(/^"setup-read"; q=100; w=60; /);
+  });
+
+  it('DELETE /api/setup/tenant/{tenant_id} is 5 per hour', async () => {
+    const token = adminToken();
+    for (let i = 0; i < 5; i++) {
+      await request(t.app).delete('/api/setup/tenant/not-a-uuid').set('Authorization', bearer(token)).expect(400);
+    }
+    const r = await request(t.app).delete('/api/setup/tenant/not-a-uuid').set('Authorization', bearer(token)).expect(429);
+    expect(r.body.detail).toMatch(/^At most 5 requests per hour to DELETE \/api\/setup\/tenant\/\* /);
+  });
+});
+
+describe('the key: caller (issuer + subject), else client address', () => {
+  let limiter: RateLimiter;
+  afterEach(async () => {
+    await limiter.close();
+  });
+
+  // Every /api operation needs a token, so in the service the address key is a safety net; a
+  // small app in front of the real limiter shows it, and that SERVICE_TRUST_PROXY decides it.
+  // It also sets callers the local provider cannot sign for (other issuers).
+  async function probeApp(trustProxy: boolean) {
+    const config = loadConfig(testEnv({ SERVICE_RATE_LIMIT_ENABLED: 'true' }));
+    const sink = new Writable({ write: (_c, _e, cb) => cb() });
+    limiter = await createRateLimiter(config, createLogger('info', sink));
+    const app = express();
+    app.set('trust proxy', trustProxy);
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      res.locals.operation = { operationId: 'registerTenant', method: 'POST', path: '/api/tenants/register' };
+      const issuer = req.get('X-Test-Issuer');
+      if (issuer) res.locals.caller = { issuer, subject: req.get('X-Test-Subject') };
+      next();
+    });
+    app.use(limiter.middleware);
+    app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('notFound', 'probe reached the handler')));
+    app.use((err: ApiError, _req: Request, res: Response, _next: NextFunction) => {
+      for (const [k, v] of Object.entries(err.headers)) res.setHeader(k, v);
+      res.status(err.status).json(err.toBody('probe-request'));
+    });
+    return app;
+  }
+
+  it('with SERVICE_TRUST_PROXY the address comes from X-Forwarded-For', async () => {
+    const app = await probeApp(true);
+    for (let i = 0; i < 3; i++) await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.7').expect(404);
+    const r = await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.7').expect(429);
+    expect(r.body.detail).toContain('(counted per client address)');
+    await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.8').expect(404);
+  });
+
+  it('without it X-Forwarded-For is ignored: the socket address counts', async () => {
+    const app = await probeApp(false);
+    for (let i = 0; i < 3; i++) await request(app).post('/probe').set('X-Forwarded-For', `198.51.100.${i}`).expect(404);
+    await request(app).post('/probe').set('X-Forwarded-For', '198.51.100.99').expect(429);
+  });
+
+  it('the same subject from another issuer is another caller; a caller is not keyed by address', async () => {
+    const app = await probeApp(true);
+    const as = (issuer: string, ip: string) => request(app).post('/probe').set({ 'X-Test-Issuer': issuer, 'X-Test-Subject': 'same-sub', 'X-Forwarded-For': ip });
+    for (let i = 0; i < 3; i++) await as('https://a.example', `192.0.2.${i}`).expect(404);
+    const r = await as('https://a.example', '192.0.2.50').expect(429);
+    expect(r.body.detail).toContain('(counted per caller)');
+    await as('https://b.example', '192.0.2.1').expect(404);
+    // The caller's spent counter is not the address's.
+    await request(app).post('/probe').set('X-Forwarded-For', '192.0.2.1').expect(404);
+  });
+});
+
+describe('SERVICE_RATE_LIMIT_ENABLED=false', () => {
+  it('builds no limiter and sends no rate-limit headers', async () => {
+    const off = await startTestApp({ SERVICE_RATE_LIMIT_ENABLED: 'false' });
+    try {
+      expect(off.services.rateLimiter).toBeNull();
+      const r = await request(off.app).get('/api/tenants/mine').set('Authorization', bearer(tokenFor())).expect(200);
+      expect(r.headers['x-ratelimit-limit']).toBeUndefined();
+      expect(r.headers['ratelimit']).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+});
