@@ -1,6 +1,41 @@
 /**
  * Tag `audit`: the cross-tenant isolation audit (platform admins only).
  */
-import { notBuilt } from './not-built';
+import type { AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, AuditViolation } from '../../generated/types.gen';
+import { withPlatformRead } from '../db/tenant-scope';
+import { auditTenants as runAudit, findTenantForAudit, type AuditFinding } from '../domain/audit';
+import { ApiError } from '../http/errors';
+import { platformAdmin, type HandlerInput, type Reply } from './types';
 
-export const auditTenants = notBuilt('auditTenants');
+const toViolation = (f: AuditFinding): AuditViolation => ({ check: f.check, table: f.table, row_id: f.rowId, message: f.message });
+
+/** GET /api/setup/audit: every tenant, or the one named by `tenant_slug` (404 when unknown). */
+export const auditTenants = platformAdmin(
+  async (ctx, input: HandlerInput<AuditTenantsData>): Promise<Reply<AuditTenantsResponses & AuditTenantsErrors>> => {
+    const slug = input.query.tenant_slug;
+    // The reader role sees every tenant's rows and can only read: the audit cannot change data.
+    const result = await withPlatformRead(ctx.services.db, async (trx) => {
+      let tenantId: string | undefined;
+      if (slug !== undefined) {
+        const tenant = await findTenantForAudit(trx, slug);
+        if (!tenant) throw new ApiError('tenantNotFound', `No tenant has the slug '${slug}'.`);
+        tenantId = tenant.id;
+      }
+      return runAudit(trx, { tenantId });
+    });
+    const tenants = result.tenants.map((t) => ({
+      tenant_id: t.tenantId,
+      slug: t.slug,
+      name: t.name,
+      statistics: { ...t.statistics },
+      violations: t.violations.map(toViolation),
+    }));
+    const globalViolations = result.globalViolations.map(toViolation);
+    const total = globalViolations.length + tenants.reduce((n, t) => n + t.violations.length, 0);
+    ctx.log.info({ tenant_slug: slug ?? null, tenants: tenants.length, total_violations: total, truncated: result.truncated }, 'Isolation audit finished');
+    return {
+      status: 200,
+      body: { generated_at: new Date().toISOString(), total_violations: total, truncated: result.truncated, tenants, global_violations: globalViolations },
+    };
+  },
+);
