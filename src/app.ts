@@ -16,6 +16,7 @@ import type { Config } from './config';
 import { loadOpenApiDocument } from './openapi-document';
 import type { AuthenticatedContext, RequestContext } from './http/context';
 import { ApiError, mapDatabaseError } from './http/errors';
+import { createDocsRouter } from './http/docs';
 import type { AppServices } from './http/services';
 import { handlers } from './handlers';
 import type { Handler, HandlerInput } from './handlers/types';
@@ -137,6 +138,9 @@ export async function createApp(config: Config, services: AppServices): Promise<
     }
     next();
   });
+
+  // The contract and the API reference: public, outside /api, not rate-limited, not routed by openapi-backend.
+  app.use(createDocsRouter(config));
 
   // Bearer token on every /api endpoint.
   app.use('/api', authenticator.middleware, (_req: Request, res: Response, next: NextFunction) => {
