@@ -250,9 +250,9 @@ export type AddMemberRequest = {
 export type CurrentTenant = {
     tenant: Tenant;
     /**
-     * The caller's membership; null for a platform admin who is not a member.
+     * The caller's membership. Absent for a platform admin who is not a member of the tenant.
      */
-    membership: Member | null;
+    membership?: Member;
     /**
      * Where the tenant came from.
      */

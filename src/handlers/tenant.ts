@@ -25,7 +25,7 @@ function requireTenantAdmin(ctx: TenantContext, action: string): void {
 export const getCurrentTenant = tenantScoped(
   async (ctx): Promise<Reply<GetCurrentTenantResponses>> => ({
     status: 200,
-    body: { tenant: toTenant(ctx.tenant), membership: ctx.membership ? toMember(ctx.membership) : null, source: ctx.source },
+    body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
   }),
 );
 
