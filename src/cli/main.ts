@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+/**
+ * tenantctl entry point (package.json "bin"). The only place the CLI touches process state:
+ * argv, the standard streams, NO_COLOR and the exit status.
+ */
+import { runCli } from './program';
+
+const stdout = { write: (s: string) => void process.stdout.write(s), isTTY: Boolean(process.stdout.isTTY) };
+const stderr = { write: (s: string) => void process.stderr.write(s), isTTY: Boolean(process.stderr.isTTY) };
+
+runCli(process.argv, { stdout, stderr, noColor: (process.env.NO_COLOR ?? '') !== '' })
+  .then((code) => {
+    // exitCode, not exit(): let stdout drain when it is a pipe.
+    process.exitCode = code;
+  })
+  .catch((err: unknown) => {
+    process.stderr.write(`error: ${(err as Error)?.message ?? String(err)}\n`);
+    process.exitCode = 2;
+  });

@@ -1,0 +1,332 @@
+/**
+ * tenantctl's commands (commander 14) on the generated client. `runCli` never exits the
+ * process: it returns the exit status, so main.ts owns process state and tests could drive it
+ * in-process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import * as sdk from '../../generated/sdk.gen';
+import type { AuditReport, AuditViolation, Tenant, TenantSettings } from '../../generated/types.gen';
+import { readLocalKeys, signLocalToken } from '../auth/local-keys';
+import { call, CliError, connect, EXIT_ERROR, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
+import { renderPairs, renderTable, styleFor, type Out, type Style } from './output';
+
+export interface CliIO {
+  readonly stdout: Out;
+  readonly stderr: Out;
+  /** NO_COLOR is set in the environment. */
+  readonly noColor: boolean;
+}
+
+type Format = 'table' | 'json';
+
+const SLUG = /^[a-z0-9-]+$/;
+const MAX_TTL_SECONDS = 30 * 24 * 3600;
+
+/** Runs tenantctl with `argv` (as process.argv: node, script, args…) and returns the exit status. */
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  let exitCode = 0;
+  const program = new Command();
+  // Set before any .command() so every subcommand inherits them.
+  program.exitOverride();
+  program.configureOutput({
+    writeOut: (s) => io.stdout.write(s),
+    writeErr: (s) => io.stderr.write(s),
+  });
+  program.showHelpAfterError('(add --help for usage)');
+
+  program
+    .name('tenantctl')
+    .description('Command-line tool for tenant-service: create, list and audit tenants; mint local tokens.')
+    .version(packageVersion(), '-V, --version')
+    .addOption(new Option('--url <url>', 'base URL of the service').env('SERVICE_URL').default('http://127.0.0.1:8080'))
+    .addOption(new Option('--token <jwt>', 'bearer token of a platform admin (default: minted from the local signing key)').env('SERVICE_TOKEN'))
+    .addOption(new Option('--data-dir <dir>', 'the service data directory holding the local signing key').env('SERVICE_DATA_DIR').default('./.data'))
+    .addOption(new Option('--admin-role <role>', 'platform admin role put in minted tokens').env('SERVICE_ADMIN_ROLE').default('admin').hideHelp())
+    .addOption(new Option('--admin-role-claim <claim>', 'claim carrying roles in minted tokens').env('SERVICE_ADMIN_ROLE_CLAIM').default('roles').hideHelp())
+    .addOption(new Option('--audience <aud>', 'audience put in minted tokens').env('SERVICE_JWT_AUDIENCE').hideHelp())
+    .option('--no-color', 'never colour the output (also when NO_COLOR is set or output is not a terminal)')
+    .addHelpText(
+      'after',
+      `
+Exit status: 0 success; 1 the server refused the request (tenant audit: violations found);
+2 bad flags, unreachable server or other errors (tenant audit: any error).
+
+Examples:
+  tenantctl tenant create --name "Acme Corporation" --slug acme-corp --sample-data
+  tenantctl tenant list --query acme --format json
+  tenantctl tenant audit --tenant acme-corp
+  tenantctl token --sub alice --email alice@acme.com --admin`,
+    );
+
+  const globals = (cmd: Command): GlobalOptions & { color: boolean } => cmd.optsWithGlobals() as GlobalOptions & { color: boolean };
+  const styles = (cmd: Command) => {
+    const noColor = io.noColor || !globals(cmd).color;
+    return { out: styleFor(io.stdout, noColor), err: styleFor(io.stderr, noColor) };
+  };
+  const formatOption = () => new Option('--format <format>', 'output format').choices(['table', 'json']).default('table');
+  const print = (s: string) => io.stdout.write(s);
+  const progress = (s: string) => {
+    if (io.stderr.isTTY) io.stderr.write(`${s}\n`);
+  };
+
+  const tenant = program.command('tenant').description('create, list and audit tenants (platform admin)');
+
+  tenant
+    .command('create')
+    .description('create a tenant')
+    .requiredOption('--name <name>', 'display name (1-255 characters)', parseName)
+    .requiredOption('--slug <slug>', 'unique slug: lowercase letters, digits and hyphens', parseSlug('--slug'))
+    .option('--sample-data', 'add sample boards, generations, a provider configuration and a credit grant', false)
+    .option('--settings <json>', 'tenant settings as a JSON object, e.g. \'{"billing_plan":"pro"}\'', parseSettings)
+    .option('--idempotency-key <key>', 'retry-safe key: a replay answers the first result')
+    .addOption(formatOption())
+    .action(async (opts: { name: string; slug: string; sampleData: boolean; settings?: TenantSettings; idempotencyKey?: string; format: Format }, cmd: Command) => {
+      const conn = connect(globals(cmd));
+      const created = await call(
+        conn,
+        'tenant create',
+        sdk.createTenant({
+          client: conn.client,
+          body: { name: opts.name, slug: opts.slug, include_sample_data: opts.sampleData, ...(opts.settings ? { settings: opts.settings } : {}) },
+          headers: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : undefined,
+          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        }),
+      );
+      if (opts.format === 'json') return print(`${JSON.stringify(created, null, 2)}\n`);
+      const { out } = styles(cmd);
+      print(`${created.existing ? created.message : out.green(created.message)}\n`);
+      print(
+        renderPairs(
+          [
+            ['tenant_id', created.tenant_id],
+            ['name', created.name],
+            ['slug', created.slug],
+            ['existing', String(created.existing)],
+          ],
+          out,
+        ),
+      );
+    });
+
+  tenant
+    .command('list')
+    .description('list every tenant, following the pages to the end')
+    .option('--query <q>', 'case-insensitive match on name or slug', parseQuery)
+    .option('--limit <n>', 'page size per request (1-1000)', parseLimit, 100)
+    .addOption(formatOption())
+    .action(async (opts: { query?: string; limit: number; format: Format }, cmd: Command) => {
+      const conn = connect(globals(cmd));
+      const tenants = await listAll(conn, opts.query, opts.limit, progress);
+      if (opts.format === 'json') return print(`${JSON.stringify({ tenants, total_count: tenants.length }, null, 2)}\n`);
+      const { out } = styles(cmd);
+      if (!tenants.length) return print(opts.query ? `No tenants match '${opts.query}'.\n` : 'No tenants.\n');
+      print(
+        renderTable(
+          tenants,
+          [
+            { header: 'SLUG', value: (t) => t.slug },
+            { header: 'NAME', value: (t) => t.name },
+            { header: 'STATUS', value: (t) => t.status },
+            { header: 'CREATED', value: (t) => t.created_at },
+            { header: 'TENANT ID', value: (t) => t.tenant_id },
+          ],
+          out,
+        ),
+      );
+      print(`${tenants.length} tenant${tenants.length === 1 ? '' : 's'}\n`);
+    });
+
+  tenant
+    .command('audit')
+    .description('audit tenant isolation; exit 0 clean, 1 violations found, 2 error')
+    .option('--tenant <slug>', 'audit only this tenant', parseSlug('--tenant'))
+    .addOption(formatOption())
+    .action(async (opts: { tenant?: string; format: Format }, cmd: Command) => {
+      const conn = connect(globals(cmd));
+      progress(`Auditing ${opts.tenant ? `tenant ${opts.tenant}` : 'all tenants'} at ${conn.baseUrl}…`);
+      const report = await call(
+        conn,
+        'tenant audit',
+        sdk.auditTenants({ client: conn.client, query: opts.tenant ? { tenant_slug: opts.tenant } : undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+      );
+      if (opts.format === 'json') print(`${JSON.stringify(report, null, 2)}\n`);
+      else print(renderAudit(report, styles(cmd).out));
+      exitCode = report.total_violations > 0 ? 1 : 0;
+    });
+
+  program
+    .command('token')
+    .description('mint a token with the local signing key (local auth provider only)')
+    .requiredOption('--sub <subject>', 'subject (sub claim)')
+    .option('--email <email>', 'email claim (marked verified)')
+    .option('--name <name>', 'name claim')
+    .option('--tenant <slug>', 'tenant claim: the tenant the token names')
+    .option('--admin', 'give the token the platform admin role', false)
+    .option('--ttl <duration>', 'lifetime: seconds, or a number with s, m, h or d (at most 30d)', parseTtl, 3600)
+    .action((opts: { sub: string; email?: string; name?: string; tenant?: string; admin: boolean; ttl: number }, cmd: Command) => {
+      const g = globals(cmd);
+      const dir = path.resolve(g.dataDir);
+      const keys = readLocalKeys(dir);
+      if (!keys) {
+        throw new CliError(
+          `no local signing key in ${dir}: start the service once first (npm start) so it creates one, or point SERVICE_DATA_DIR / --data-dir at the service's data directory`,
+        );
+      }
+      const token = signLocalToken(keys, {
+        sub: opts.sub,
+        email: opts.email,
+        name: opts.name,
+        tenant: opts.tenant,
+        admin: opts.admin,
+        ttlSeconds: opts.ttl,
+        adminRole: g.adminRole,
+        roleClaim: g.adminRoleClaim,
+        extraClaims: g.audience ? { aud: g.audience } : undefined,
+      });
+      print(`${token}\n`);
+    });
+
+  try {
+    await program.parseAsync([...argv]);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version exit 0; every usage error (commander already printed it) exits 2.
+      return err.exitCode === 0 ? 0 : EXIT_ERROR;
+    }
+    const noColor = io.noColor || argv.includes('--no-color');
+    const style = styleFor(io.stderr, noColor);
+    if (err instanceof CliError) {
+      io.stderr.write(`${style.red('error:')} ${err.message}\n`);
+      return err.exitCode;
+    }
+    io.stderr.write(`${style.red('error:')} ${(err as Error)?.message ?? String(err)}\n`);
+    return EXIT_ERROR;
+  }
+}
+
+/** Every tenant matching `q`, page after page until `next_cursor` is null. */
+async function listAll(conn: Connection, q: string | undefined, limit: number, progress: (s: string) => void): Promise<Tenant[]> {
+  const tenants: Tenant[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await call(
+      conn,
+      'tenant list',
+      sdk.listTenants({ client: conn.client, query: { limit, ...(cursor ? { cursor } : {}), ...(q ? { q } : {}) }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+    );
+    tenants.push(...page.tenants);
+    if (page.next_cursor === null || page.tenants.length === 0) return tenants;
+    progress(`fetched ${tenants.length} of ${page.total_count} tenants…`);
+    // A cursor seen twice would loop forever: stop with an error rather than hang.
+    if (seen.has(page.next_cursor)) throw new CliError(`the server returned the same next_cursor twice after ${tenants.length} tenants`);
+    seen.add(page.next_cursor);
+    cursor = page.next_cursor;
+  }
+}
+
+function renderAudit(report: AuditReport, style: Style): string {
+  const parts: string[] = [];
+  parts.push(
+    renderTable(
+      report.tenants,
+      [
+        { header: 'TENANT', value: (t) => t.slug },
+        { header: 'USERS', value: (t) => String(t.statistics.users ?? 0), right: true },
+        { header: 'BOARDS', value: (t) => String(t.statistics.boards ?? 0), right: true },
+        { header: 'MEMBERS', value: (t) => String(t.statistics.board_members ?? 0), right: true },
+        { header: 'GENERATIONS', value: (t) => String(t.statistics.generations ?? 0), right: true },
+        { header: 'PROVIDERS', value: (t) => String(t.statistics.provider_configs ?? 0), right: true },
+        { header: 'CREDIT TXNS', value: (t) => String(t.statistics.credit_transactions ?? 0), right: true },
+        { header: 'VIOLATIONS', value: (t) => String(t.violations.length), right: true },
+      ],
+      style,
+    ),
+  );
+  const rows: Array<AuditViolation & { tenant: string }> = [
+    ...report.global_violations.map((v) => ({ ...v, tenant: '(global)' })),
+    ...report.tenants.flatMap((t) => t.violations.map((v) => ({ ...v, tenant: t.slug }))),
+  ];
+  if (rows.length) {
+    parts.push(
+      '\n' +
+        renderTable(
+          rows,
+          [
+            { header: 'TENANT', value: (v) => v.tenant },
+            { header: 'CHECK', value: (v) => v.check },
+            { header: 'TABLE', value: (v) => v.table },
+            { header: 'ROW', value: (v) => v.row_id ?? '-' },
+            { header: 'MESSAGE', value: (v) => v.message },
+          ],
+          style,
+        ),
+    );
+  }
+  const n = report.total_violations;
+  const scope = `${report.tenants.length} tenant${report.tenants.length === 1 ? '' : 's'}`;
+  parts.push('\n' + (n === 0 ? style.green(`No isolation violations in ${scope}.`) : style.red(`${n} violation${n === 1 ? '' : 's'} found in ${scope}.`)) + '\n');
+  if (report.truncated) parts.push('Some checks found more violations than listed (at most 1000 per check and table).\n');
+  return parts.join('');
+}
+
+// Flag parsers: a bad value is a usage error (exit 2) naming the flag and what it wants.
+
+function parseName(v: string): string {
+  const name = v.trim();
+  if (name.length < 1 || name.length > 255) throw new InvalidArgumentError('--name must be 1-255 characters.');
+  return name;
+}
+
+function parseSlug(flag: string) {
+  return (v: string): string => {
+    if (!SLUG.test(v) || v.length > 255) throw new InvalidArgumentError(`${flag} must be 1-255 lowercase letters, digits and hyphens.`);
+    return v;
+  };
+}
+
+function parseQuery(v: string): string {
+  if (v.length < 1 || v.length > 255) throw new InvalidArgumentError('--query must be 1-255 characters.');
+  return v;
+}
+
+function parseLimit(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 1000) throw new InvalidArgumentError('--limit must be an integer from 1 to 1000.');
+  return Number(v);
+}
+
+function parseSettings(v: string): TenantSettings {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (err) {
+    throw new InvalidArgumentError(`--settings is not valid JSON (${(err as Error).message}).`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('--settings must be a JSON object, e.g. \'{"billing_plan":"pro"}\'.');
+  return parsed as TenantSettings;
+}
+
+function parseTtl(v: string): number {
+  const m = /^(\d+)([smhd]?)$/.exec(v.trim());
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const;
+  const seconds = m ? Number(m[1]) * unit[m[2] as keyof typeof unit] : NaN;
+  if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
+    throw new InvalidArgumentError('--ttl must be a positive duration such as 900, 15m, 1h or 7d, at most 30d.');
+  }
+  return seconds;
+}
+
+/** The package version, from the nearest package.json (src/ under ts, dist/src/ when built). */
+function packageVersion(): string {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'tenant-service' && pkg.version) return pkg.version;
+    }
+  }
+  return 'unknown';
+}
