@@ -150,7 +150,10 @@ Examples:
         conn,
         'tenant audit',
         sdk.auditTenants({ client: conn.client, query: opts.tenant ? { tenant_slug: opts.tenant } : undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-      );
+      ).catch((err: unknown) => {
+        // Exit 1 means "violations found" here, so every failure is 2.
+        throw err instanceof CliError ? new CliError(err.message, EXIT_ERROR) : err;
+      });
       if (opts.format === 'json') print(`${JSON.stringify(report, null, 2)}\n`);
       else print(renderAudit(report, styles(cmd).out));
       exitCode = report.total_violations > 0 ? 1 : 0;
