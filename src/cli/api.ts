@@ -6,21 +6,7 @@
 import path from 'node:path';
 import { createClient, createConfig, type Client } from '../../generated/client';
 import { readLocalKeys, signLocalToken } from '../auth/local-keys';
-
-/** Exit statuses: 1 the server refused the request (or, for audit, violations); 2 usage or connection errors. */
-export const EXIT_REFUSED = 1;
-export const EXIT_ERROR = 2;
-
-/** A failure to report on stderr as `error: <message>` with an exit status. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT_ERROR,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
+import { CliError, EXIT_REFUSED } from './errors';
 
 export interface GlobalOptions {
   url: string;

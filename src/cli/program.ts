@@ -9,7 +9,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import * as sdk from '../../generated/sdk.gen';
 import type { AuditReport, AuditViolation, Tenant, TenantSettings } from '../../generated/types.gen';
 import { readLocalKeys, signLocalToken } from '../auth/local-keys';
-import { call, CliError, connect, EXIT_ERROR, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
+import { call, connect, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
+import { CliError, EXIT_ERROR, reportFailure } from './errors';
 import { renderPairs, renderTable, styleFor, type Out, type Style } from './output';
 
 export interface CliIO {
@@ -199,14 +200,7 @@ Examples:
       // Help and version exit 0; every usage error (commander already printed it) exits 2.
       return err.exitCode === 0 ? 0 : EXIT_ERROR;
     }
-    const noColor = io.noColor || argv.includes('--no-color');
-    const style = styleFor(io.stderr, noColor);
-    if (err instanceof CliError) {
-      io.stderr.write(`${style.red('error:')} ${err.message}\n`);
-      return err.exitCode;
-    }
-    io.stderr.write(`${style.red('error:')} ${(err as Error)?.message ?? String(err)}\n`);
-    return EXIT_ERROR;
+    return reportFailure(err, io.stderr, io.noColor || argv.includes('--no-color'));
   }
 }
 
