@@ -133,6 +133,11 @@ export async function createApp(config: Config, services: AppServices): Promise<
   });
   app.use(express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json' }));
   app.use((req: Request, _res: Response, next: NextFunction) => {
+    // A body that is a JSON string would be JSON.parse'd again by openapi-backend, so a
+    // double-encoded object ("{\"name\":…}") would pass as an object. Every body is an object.
+    if (typeof req.body === 'string') {
+      return next(new ApiError('validation', 'body must be a JSON object, not a JSON string.'));
+    }
     if (req.body !== undefined && jsonDepthExceeds(req.body, MAX_JSON_DEPTH)) {
       return next(new ApiError('badRequest', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`));
     }
