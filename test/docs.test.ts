@@ -131,7 +131,7 @@ describe('GET /docs', () => {
     expect(config).not.toHaveProperty('proxy');
   });
 
-  it("keeps helmet's CSP: no inline script, no eval; upgrade-insecure-requests only dropped on plain HTTP", async () => {
+  it("keeps helmet's CSP (no inline script, no eval), allows no remote font/style, drops upgrade-insecure-requests only on plain HTTP", async () => {
     const page = csp((await request(t.app).get('/docs').expect(200)).headers['content-security-policy']);
     expect(page.get('script-src')).toBe("'self'");
     expect(page.get('script-src-attr')).toBe("'none'");
@@ -140,11 +140,14 @@ describe('GET /docs', () => {
     expect(page.has('connect-src')).toBe(false); // falls back to default-src 'self'
     expect(page.has('upgrade-insecure-requests')).toBe(false);
 
+    // No remote font or stylesheet either (helmet's global policy allows https: for those).
+    expect(page.get('font-src')).toBe("'self' data:");
+    expect(page.get('style-src')).toBe("'self' 'unsafe-inline'");
+
     const global = csp((await request(t.app).get('/healthz').expect(200)).headers['content-security-policy']);
     expect(global.has('upgrade-insecure-requests')).toBe(true);
-    expect([...page.entries()].filter(([k]) => k !== 'upgrade-insecure-requests')).toEqual(
-      [...global.entries()].filter(([k]) => k !== 'upgrade-insecure-requests'),
-    );
+    const changed = ['upgrade-insecure-requests', 'font-src', 'style-src'];
+    expect([...page.entries()].filter(([k]) => !changed.includes(k))).toEqual([...global.entries()].filter(([k]) => !changed.includes(k)));
 
     const overHttps = csp(
       (await request(proxied.app).get('/docs').set('X-Forwarded-Proto', 'https').expect(200)).headers['content-security-policy'],

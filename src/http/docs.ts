@@ -170,14 +170,21 @@ export function servedDocument(req: Request, config: Config): Record<string, unk
 
 /**
  * CSP for /docs: helmet's defaults (script-src 'self', connect-src 'self' via default-src,
- * object-src 'none', frame-ancestors 'self', ...) — the page needs no inline script, no eval,
- * no remote origin. The one difference: over plain HTTP, `upgrade-insecure-requests` is left
- * out, because it would rewrite the page's own http:// asset and API requests to https://, which
- * an instance listening on plain HTTP (the default) cannot answer. Over HTTPS it stays.
+ * object-src 'none', frame-ancestors 'self', ...): the page needs no inline script, no eval and
+ * no remote origin. Two differences:
+ * - font-src and style-src lose helmet's `https:`, so the browser itself refuses any remote font
+ *   or stylesheet (the page must work offline; this is a tightening, not a loosening);
+ * - over plain HTTP, `upgrade-insecure-requests` is left out, because it would rewrite the page's
+ *   own http:// asset and API requests to https://, which an instance listening on plain HTTP
+ *   (the default) cannot answer. Over HTTPS it stays.
  */
 function docsCsp(): RequestHandler {
-  const secure = helmet.contentSecurityPolicy({ useDefaults: true });
-  const plain = helmet.contentSecurityPolicy({ useDefaults: true, directives: { upgradeInsecureRequests: null } });
+  const directives = {
+    fontSrc: ["'self'", 'data:'],
+    styleSrc: ["'self'", "'unsafe-inline'"],
+  };
+  const secure = helmet.contentSecurityPolicy({ useDefaults: true, directives });
+  const plain = helmet.contentSecurityPolicy({ useDefaults: true, directives: { ...directives, upgradeInsecureRequests: null } });
   return (req, res, next) => (req.secure ? secure : plain)(req, res, next);
 }
 

@@ -1,0 +1,213 @@
+/**
+ * /docs in a real browser: Debian's chromium driven by playwright-core (no browser download),
+ * against a listening server. The page must render the SPEC.md §4 operations, log no console
+ * error, fetch nothing from outside 127.0.0.1, and let a user paste a bearer token and an
+ * X-Tenant value and send a request. Screenshots go to test-output/ (git-ignored).
+ *
+ * Skipped only when /usr/bin/chromium is absent; .ci/run installs it, so CI always runs it.
+ */
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { loadOpenApiDocument } from '../src/openapi-document';
+import { closeOwnerConnection, tenantWithMember } from './factories';
+import { startTestApp, type TestApp } from './helpers/app';
+import { contractProblem } from './helpers/contract';
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
+const OUTPUT_DIR = path.join(__dirname, '..', 'test-output');
+const TIMEOUT = 180_000;
+
+if (!HAVE_CHROMIUM) {
+  process.stderr.write(`docs-browser.test.ts: SKIPPED, ${CHROMIUM} not found (install it with: apt-get install -y chromium)\n`);
+}
+const browserIt = HAVE_CHROMIUM ? it : it.skip;
+
+/** The operations of SPEC.md §4, by operationId; their titles on the page come from openapi.yaml. */
+const SPEC_OPERATIONS = [
+  'getSetupStatus',
+  'createTenant',
+  'listTenants',
+  'getTenant',
+  'updateTenant',
+  'deleteTenant',
+  'getRegistrationStatus',
+  'registerTenant',
+];
+
+function summaries(operationIds: readonly string[]): string[] {
+  const doc = loadOpenApiDocument() as { paths: Record<string, Record<string, { operationId?: string; summary?: string }>> };
+  const byId = new Map<string, string>();
+  for (const item of Object.values(doc.paths)) {
+    for (const op of Object.values(item)) if (op?.operationId && op.summary) byId.set(op.operationId, op.summary);
+  }
+  return operationIds.map((id) => {
+    const summary = byId.get(id);
+    if (!summary) throw new Error(`openapi.yaml has no summary for ${id}`);
+    return summary;
+  });
+}
+
+/** Matches an accessible name that starts with `summary` as a whole phrase ("Get tenant", not "Get tenants"). */
+function titled(summary: string): RegExp {
+  return new RegExp(`^${summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:\\s|$)`);
+}
+
+let t: TestApp;
+let server: Server;
+let base: string;
+let browser: Browser | null = null;
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  server = t.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  fs.mkdirSync(OUTPUT_DIR, { recursive: true });
+}, TIMEOUT);
+
+afterAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  await browser?.close();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await t.close();
+  await closeOwnerConnection();
+}, TIMEOUT);
+
+/** A page that records console errors, page errors and every request, and blocks anything not on 127.0.0.1. */
+async function openPage(): Promise<{ page: Page; requests: string[]; blocked: string[]; errors: string[] }> {
+  const page = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+  const requests: string[] = [];
+  const blocked: string[] = [];
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => {
+    if (!blocked.includes(r.url())) errors.push(`request failed: ${r.url()} (${r.failure()?.errorText})`);
+  });
+  page.on('request', (r) => requests.push(r.url()));
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${base}/`) || url.startsWith('data:')) return route.continue();
+    blocked.push(url);
+    return route.abort('blockedbyclient');
+  });
+  return { page, requests, blocked, errors };
+}
+
+function outsideRequests(requests: readonly string[]): string[] {
+  return requests.filter((u) => {
+    if (u.startsWith('data:') || u.startsWith('blob:')) return false;
+    return new URL(u).hostname !== '127.0.0.1';
+  });
+}
+
+browserIt(
+  'renders the API reference from /openapi.json with the SPEC.md §4 operations, no console error, nothing fetched from outside',
+  async () => {
+    const { page, requests, blocked, errors } = await openPage();
+    const expected = summaries(SPEC_OPERATIONS);
+    try {
+      const response = await page.goto(`${base}/docs`, { waitUntil: 'load' });
+      expect(response?.status()).toBe(200);
+      // The reference is rendered once the document's title and the first §4 operation show up.
+      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
+      // Each one is a sidebar entry titled by its summary (its accessible name adds the method).
+      for (const summary of expected) {
+        await page.getByRole('link', { name: titled(summary) }).first().waitFor({ state: 'visible', timeout: 10_000 });
+      }
+      // The server the page shows is this instance, taken from the served document.
+      await page.getByText(base, { exact: true }).first().waitFor({ timeout: 10_000 });
+      // Let late requests (fonts, telemetry, lazy chunks) happen before judging.
+      await page.waitForLoadState('networkidle');
+      await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs.png') });
+
+      expect(requests).toEqual(expect.arrayContaining([`${base}/docs`, `${base}/openapi.json`]));
+      expect(requests.some((u) => u.startsWith(`${base}/docs/assets/standalone.js`))).toBe(true);
+      expect(blocked).toEqual([]);
+      expect(outsideRequests(requests)).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  },
+  TIMEOUT,
+);
+
+browserIt(
+  'lets a user paste a bearer token and an X-Tenant value and send a request from the page',
+  async () => {
+    const { tenant, token } = await tenantWithMember('member');
+    const { page, requests, blocked, errors } = await openPage();
+    try {
+      await page.goto(`${base}/docs`, { waitUntil: 'load' });
+      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
+
+      // The Authentication box of the introduction (bearerAuth) is shared by every operation.
+      await page.getByPlaceholder('Token').first().fill(token);
+
+      // Operations render lazily: scroll to "Get the resolved tenant", then open its client.
+      await page.getByRole('link', { name: titled(summaries(['getCurrentTenant'])[0]) }).first().click();
+      await page
+        .locator('button')
+        .filter({ hasText: /^Test Request\s*\(get \/api\/tenant\)$/ })
+        .click({ timeout: 30_000 });
+      const client = page.getByRole('dialog');
+      await client.waitFor({ timeout: 30_000 });
+
+      // The X-Tenant header parameter has its own row; replace the example value with our slug.
+      const tenantRow = client.locator('tr').filter({ has: page.getByRole('combobox', { name: 'Key' }).filter({ hasText: /^X-Tenant$/ }) });
+      const value = tenantRow.getByRole('combobox', { name: 'Value' });
+      await value.click();
+      await value.fill(tenant.slug);
+
+      const [apiRequest, apiResponse] = await Promise.all([
+        page.waitForRequest((r) => r.url() === `${base}/api/tenant`, { timeout: 30_000 }),
+        page.waitForResponse((r) => r.url() === `${base}/api/tenant`, { timeout: 30_000 }),
+        client.getByRole('button', { name: /^Send\b.*\/api\/tenant$/ }).click(),
+      ]);
+      const headers = await apiRequest.allHeaders();
+      expect(headers.authorization).toBe(`Bearer ${token}`);
+      expect(headers['x-tenant']).toBe(tenant.slug);
+
+      const body = (await apiResponse.json()) as { tenant?: { slug?: string } };
+      const problem = contractProblem('GET', '/api/tenant', { status: apiResponse.status(), headers: await apiResponse.allHeaders(), body });
+      expect(problem).toBeNull();
+      expect(apiResponse.status()).toBe(200);
+      expect(body.tenant?.slug).toBe(tenant.slug);
+
+      // The client shows the answer.
+      await client.getByText(/200/).first().waitFor({ timeout: 10_000 });
+      await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs-try-it.png') });
+
+      expect(blocked).toEqual([]);
+      expect(outsideRequests(requests)).toEqual([]);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  },
+  TIMEOUT,
+);
