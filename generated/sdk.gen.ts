@@ -77,7 +77,8 @@ export const createTenant = <ThrowOnError extends boolean = false>(options: Opti
  * List tenants
  *
  * Tenants ordered by `created_at`, then id. `total_count` counts every match of `q`, not
- * just the page; `next_cursor` is null on the last page.
+ * just the page; `next_cursor` is null on the last page. A `cursor` not returned by this
+ * API is a 400 `Validation error`.
  *
  */
 export const listTenants = <ThrowOnError extends boolean = false>(options?: Options<ListTenantsData, ThrowOnError>) => (options?.client ?? client).get<ListTenantsResponses, ListTenantsErrors, ThrowOnError>({
@@ -91,8 +92,10 @@ export const listTenants = <ThrowOnError extends boolean = false>(options?: Opti
  *
  * Irreversible. Removes, by cascade, all users, boards and their content, generations and
  * media, provider configurations and credit transactions of the tenant. The default tenant
- * cannot be deleted in single-tenant mode (400). With `dry_run=true` nothing is deleted and
- * the rows per table that would be are returned. Limited to 5 requests per hour per caller.
+ * cannot be deleted in single-tenant mode (400, dry run included). With `dry_run=true`
+ * nothing is deleted and the rows per table that would be are returned. The rows are
+ * deleted in short batches per table, then the tenant row, so a large tenant neither times
+ * out the request nor blocks other tenants. Limited to 5 requests per hour per caller.
  *
  */
 export const deleteTenant = <ThrowOnError extends boolean = false>(options: Options<DeleteTenantData, ThrowOnError>) => (options.client ?? client).delete<DeleteTenantResponses, DeleteTenantErrors, ThrowOnError>({
@@ -114,8 +117,9 @@ export const getTenant = <ThrowOnError extends boolean = false>(options: Options
  * Update tenant
  *
  * Only the fields present change. `settings` replaces the stored object. A new `slug` that
- * is taken is a 409; the default tenant's slug cannot change (400). Setting `status` from
- * `pending_approval` to `active` approves a self-registered tenant.
+ * is taken is a 409; the default tenant's slug cannot change and it cannot be set
+ * `pending_approval` (400). Setting `status` from `pending_approval` to `active` approves a
+ * self-registered tenant. `updated_at` moves on every update.
  *
  */
 export const updateTenant = <ThrowOnError extends boolean = false>(options: Options<UpdateTenantData, ThrowOnError>) => (options.client ?? client).put<UpdateTenantResponses, UpdateTenantErrors, ThrowOnError>({

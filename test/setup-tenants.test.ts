@@ -291,7 +291,8 @@ describe('GET /api/setup/tenants', () => {
     const [{ n }] = await ownerConnection()('tenants').count({ n: '*' });
     expect(r.body.total_count).toBeGreaterThanOrEqual(Number(n) - 50); // other test files may add tenants meanwhile
     expect(r.body.tenants.length).toBe(Math.min(100, r.body.total_count));
-    expect(r.body.tenants.some((x: { slug: string }) => x.slug === t.config.defaultTenantSlug)).toBe(true);
+    const def = await request(t.app).get('/api/setup/tenants').query({ q: t.config.defaultTenantSlug, limit: 1000 }).set('Authorization', admin).expect(200);
+    expect(def.body.tenants.some((x: { slug: string }) => x.slug === t.config.defaultTenantSlug)).toBe(true);
   });
 
   it.each([
@@ -358,6 +359,13 @@ describe('PUT /api/setup/tenant/{tenant_id}', () => {
     // Sending its own slug back is not a change.
     await put(def.id, { slug: def.slug, name: def.name }).expect(200);
     expect((await ownerConnection()('tenants').where({ id: def.id }).first()).slug).toBe(def.slug);
+  });
+
+  it('the default tenant cannot be set pending_approval (400)', async () => {
+    const def = await ownerConnection()('tenants').where({ is_default: true }).first();
+    const r = await put(def.id, { status: 'pending_approval' }).expect(400);
+    expect(r.body.error).toBe('Bad request');
+    expect((await ownerConnection()('tenants').where({ id: def.id }).first()).status).toBe('active');
   });
 
   it('status pending_approval → active approves the tenant', async () => {
