@@ -1,8 +1,9 @@
 /**
  * createApp(config, services): the express pipeline, nothing else.
  *
- * helmet → request id and child logger → X-Tenant format → JSON body (1 MiB) → bearer token
- * (under /api) → operation match → rate limit of that operation → openapi-backend validation
+ * helmet → request id and child logger → X-Tenant format → JSON body (1 MiB) → /docs and
+ * /openapi.{json,yaml} (src/http/docs.ts, answered here) → bearer token (under /api) →
+ * operation match → rate limit of that operation → openapi-backend validation
  * → handler (tenant-scoped ones inside their tenant's transaction) → typed response.
  * Every failure on the way is an ApiError that the error middleware turns into the Error body.
  */
