@@ -142,6 +142,10 @@ export async function createApp(config: Config, services: AppServices): Promise<
     if (req.body !== undefined && jsonDepthExceeds(req.body, MAX_JSON_DEPTH)) {
       return next(new ApiError('badRequest', `The JSON body is nested more than ${MAX_JSON_DEPTH} levels deep.`));
     }
+    // PostgreSQL cannot store U+0000 in text or jsonb; refuse it here rather than fail in the database.
+    if (req.body !== undefined && jsonContainsNul(req.body)) {
+      return next(new ApiError('validation', 'body must not contain the NUL character (U+0000) in any key or string.'));
+    }
     next();
   });
 
@@ -298,6 +302,22 @@ function describeValidationErrors(c: OpenApiContext): string {
       return `${where || 'request'} ${msg}`;
     })
     .join('; ');
+}
+
+function jsonContainsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+        if (k.includes('\u0000')) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
 }
 
 function jsonDepthExceeds(value: unknown, max: number): boolean {

@@ -119,6 +119,10 @@ export function mapDatabaseError(err: unknown): ApiError | null {
         return new ApiError('conflict', 'The resource already exists.');
     }
   }
+  // U+0000 (or bytes that are not UTF-8) in a query or path parameter reaching a text comparison.
+  if (e.code === '22P05' || e.code === '22021') {
+    return new ApiError('validation', 'The request contains a character the database cannot store or compare (such as U+0000).');
+  }
   if (e.code === '57014') {
     return new ApiError('unavailable', 'The database took too long to answer; retry later.', {}, { 'Retry-After': '5' });
   }
