@@ -54,7 +54,7 @@ describe('createTenant (POST /api/setup/tenant)', () => {
     await fc.assert(
       fc.asyncProperty(validBody(schemaOf('CreateTenantRequest'), uniq) as fc.Arbitrary<Record<string, unknown>>, async (body) => {
         // Sample data is slow and covered elsewhere; the property is about the body's shape.
-        const b = { ...body, include_sample_data: false };
+        const b: Record<string, unknown> = { ...(body as Record<string, unknown>), include_sample_data: false };
         const r = await send('post', '/api/setup/tenant', admin, b);
         if (r.status !== 201) throw new Error(describeFailure(b, r));
         const stored = await request(t.app).get(`/api/setup/tenant/${r.body.tenant_id}`).set('Authorization', admin).expect(200);
