@@ -143,6 +143,8 @@ browserIt(
       // Let late requests (fonts, telemetry, lazy chunks) happen before judging.
       await page.waitForLoadState('networkidle');
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs.png') });
+      // The "Open API Client" button leads to client.scalar.com; it is configured away.
+      expect(await page.getByText('Open API Client').count()).toBe(0);
 
       expect(requests).toEqual(expect.arrayContaining([`${base}/docs`, `${base}/openapi.json`]));
       expect(requests.some((u) => u.startsWith(`${base}/docs/assets/standalone.js`))).toBe(true);

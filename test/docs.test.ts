@@ -125,6 +125,7 @@ describe('GET /docs', () => {
       agent: { disabled: true },
       mcp: { disabled: true },
       showDeveloperTools: 'never',
+      hideClientButton: true,
       authentication: { preferredSecurityScheme: 'bearerAuth' },
     });
     expect(config).not.toHaveProperty('proxyUrl');

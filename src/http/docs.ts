@@ -59,7 +59,8 @@ export const SCALAR_CONFIGURATION = {
   mcp: { disabled: true },
   showDeveloperTools: 'never',
   // No proxyUrl: "Try it" requests go straight from the browser to this service (same origin).
-  hideClientButton: false,
+  // The "Open API Client" button would open client.scalar.com; "Test Request" stays in the page.
+  hideClientButton: true,
   hideTestRequestButton: false,
   // The token stays in memory only; a shared browser should not keep a bearer token around.
   persistAuth: false,
