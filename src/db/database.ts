@@ -7,6 +7,7 @@ import { Model } from 'objection';
 import type { Logger } from 'pino';
 import * as schema from './migrations/001-schema';
 import * as foreignKeyIndexes from './migrations/002-foreign-key-indexes';
+import * as tenantSearchIndex from './migrations/003-tenant-search-index';
 import { APP_ROLE } from './migrations/001-schema';
 
 export interface DatabaseOptions {
@@ -20,6 +21,7 @@ export interface DatabaseOptions {
 const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Promise<void> }> = {
   '001-schema': schema,
   '002-foreign-key-indexes': foreignKeyIndexes,
+  '003-tenant-search-index': tenantSearchIndex,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
