@@ -1,0 +1,63 @@
+/**
+ * A server on its own thread, so autocannon (on the main thread) does not share an event loop
+ * with it. `kind: 'ceiling'` is a bare express + helmet endpoint; `kind: 'service'` is the real
+ * app built exactly as src/server.ts builds it (same pipeline, default pool size, info logs).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import express from 'express';
+import helmet from 'helmet';
+import pino from 'pino';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { openDatabase } from '../src/db/database';
+import { createLogger } from '../src/logger';
+import { buildServices, closeServices } from '../src/services';
+
+interface WorkerInput {
+  kind: 'ceiling' | 'service';
+  env: Record<string, string>;
+  /** Where the service writes its logs (the bench sends them to /dev/null). */
+  logFile: string;
+}
+
+async function main(): Promise<void> {
+  const input = workerData as WorkerInput;
+  let app: express.Express;
+  let close: () => Promise<void> = async () => undefined;
+  if (input.kind === 'ceiling') {
+    app = express();
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.use(helmet());
+    app.get('/ping', (_req, res) => {
+      res.json({ status: 'ok' });
+    });
+  } else {
+    const config = loadConfig(input.env);
+    const logger = createLogger(config.logLevel, pino.destination({ dest: input.logFile, sync: false }));
+    const db = openDatabase({ url: config.databaseUrl! });
+    const services = await buildServices(config, { db, logger });
+    app = await createApp(config, services);
+    close = async () => {
+      await closeServices(services);
+      await db.destroy();
+    };
+  }
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
+  parentPort!.on('message', (m: string) => {
+    if (m !== 'stop') return;
+    server.closeAllConnections();
+    server.close(() => {
+      void close().then(() => process.exit(0));
+    });
+  });
+}
+
+main().catch((err: unknown) => {
+  parentPort!.postMessage({ error: err instanceof Error ? err.stack : String(err) });
+});
