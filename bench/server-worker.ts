@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
   parentPort!.on('message', (m: string) => {
     if (m !== 'stop') return;
-    server.closeAllConnections();
+    server.closeIdleConnections();
     server.close(() => {
       void close().then(() => process.exit(0));
     });
