@@ -11,7 +11,16 @@
  * verifiers, which must never be refused, and the contract documents no 429 for them.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, rateLimit, type AugmentedRequest, type Logger as RateLimitLogger, type Store } from 'express-rate-limit';
+import {
+  ipKeyGenerator,
+  MemoryStore,
+  rateLimit,
+  type AugmentedRequest,
+  type ClientRateLimitInfo,
+  type Logger as RateLimitLogger,
+  type Options,
+  type Store,
+} from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import type { Logger } from 'pino';
@@ -123,18 +132,48 @@ class ThrottledErrorLog {
 }
 
 /**
- * rate-limit-redis caches the promise of its Lua scripts' SHA at init; if Redis was down then,
- * that promise stays rejected forever and the store never counts again. Reloading the scripts
- * whenever the client becomes ready again fixes that (and covers a Redis restarted empty).
+ * rate-limit-redis caches the promise of its Lua scripts' SHA at init; if Redis was down then
+ * (or too slow), that promise stays rejected forever and the store never counts again. This
+ * store loads the scripts again on the next use after a failure, and whenever the client
+ * becomes ready (a Redis restarted empty is also covered by the library's NOSCRIPT retry).
  */
 class ReloadingRedisStore extends RedisStore {
+  private scriptsFailed = false;
+  private scripts: Promise<unknown> = Promise.resolve();
+
+  override async init(options: Options): Promise<void> {
+    this.windowMs = options.windowMs;
+    this.reloadScripts();
+    await this.scripts;
+  }
+
   reloadScripts(): void {
-    this.incrementScriptSha = this.loadIncrementScript();
-    this.getScriptSha = this.loadGetScript();
-    // A failure here is already reported through the client's 'error' event; the next 'ready'
-    // reloads again, and in between the store's callers pass requests uncounted.
-    this.incrementScriptSha.catch(() => undefined);
-    this.getScriptSha.catch(() => undefined);
+    this.scriptsFailed = false;
+    const increment = this.loadIncrementScript();
+    const get = this.loadGetScript();
+    this.incrementScriptSha = increment;
+    this.getScriptSha = get;
+    this.scripts = Promise.all([increment, get]);
+    // The failure itself reaches the log through the store's callers (throttled); here it only
+    // marks the scripts for reloading, unless a newer load has replaced them meanwhile.
+    this.scripts.catch(() => {
+      if (this.incrementScriptSha === increment) this.scriptsFailed = true;
+    });
+  }
+
+  /** Settles when the current script load has finished, whether or not it worked. */
+  async scriptsSettled(): Promise<void> {
+    await this.scripts.catch(() => undefined);
+  }
+
+  override async increment(key: string): Promise<ClientRateLimitInfo> {
+    if (this.scriptsFailed) this.reloadScripts();
+    return super.increment(key);
+  }
+
+  override async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    if (this.scriptsFailed) this.reloadScripts();
+    return super.get(key);
   }
 }
 
@@ -148,6 +187,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 interface Backend {
   makeStore(rule: RateLimitRule): Store;
+  /** Settles when the stores have finished initialising (express-rate-limit does not wait). */
+  initialized(): Promise<void>;
   storeState(): 'memory' | 'redis' | 'degraded';
   close(): Promise<void>;
 }
@@ -160,6 +201,7 @@ function memoryBackend(): Backend {
       stores.push(store);
       return store;
     },
+    initialized: async () => undefined,
     storeState: () => 'memory',
     async close() {
       for (const s of stores) s.shutdown();
@@ -227,17 +269,14 @@ async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledE
       stores.push(store);
       return store;
     },
+    async initialized() {
+      await Promise.all(stores.map((s) => s.scriptsSettled()));
+    },
     storeState: () => (client.isReady ? 'redis' : 'degraded'),
     async close() {
-      if (!client.isOpen) return;
-      if (client.isReady) {
-        try {
-          await client.close();
-          return;
-        } catch {
-          // fall through: the connection died while closing
-        }
-      }
+      // destroy(), not close(): close() waits for every pending reply, so a command whose reply
+      // never comes (Redis going away at shutdown) would hold the process open. A request still
+      // in flight then has its command rejected and passes uncounted.
       if (client.isOpen) client.destroy();
     },
   };
@@ -290,6 +329,10 @@ export async function createRateLimiter(config: Config, logger: Logger, rules: r
       }),
     );
   }
+
+  // Load the Redis scripts now, before the caller goes on to build the app: that is CPU-bound
+  // work which would otherwise delay the replies past the command timeout.
+  await backend.initialized();
 
   const middleware: RequestHandler = (req, res, next) => {
     const rule = ruleFor(res.locals.operation as MatchedOperation | undefined, req.path, rules);
