@@ -208,6 +208,13 @@ describe('the key: caller (issuer + subject), else client address', () => {
   });
 });
 
+describe('logs', () => {
+  it('normal operation logs no rate-limit warnings or errors (express-rate-limit validations included)', () => {
+    const noisy = t.logs.filter((l) => (l.level as number) >= 40 && /rate.?limit/i.test(String(l.msg)));
+    expect(noisy).toEqual([]);
+  });
+});
+
 describe('SERVICE_RATE_LIMIT_ENABLED=false', () => {
   it('builds no limiter and sends no rate-limit headers', async () => {
     const off = await startTestApp({ SERVICE_RATE_LIMIT_ENABLED: 'false' });
