@@ -158,9 +158,9 @@ describe('the key: caller (issuer + subject), else client address', () => {
     await limiter.close();
   });
 
-  // Every /api operation needs a token, so in the service the address key is a safety net; a
-  // small app in front of the real limiter shows it, and that SERVICE_TRUST_PROXY decides it.
-  // It also sets callers the local provider cannot sign for (other issuers).
+  // A small app in front of the real limiter shows the address key and that SERVICE_TRUST_PROXY
+  // decides it; it also sets callers the local provider cannot sign for (other issuers). The
+  // service itself counts requests without a valid token by address (next describe).
   async function probeApp(trustProxy: boolean) {
     const config = loadConfig(testEnv({ SERVICE_RATE_LIMIT_ENABLED: 'true' }));
     const sink = new Writable({ write: (_c, _e, cb) => cb() });
@@ -205,6 +205,28 @@ describe('the key: caller (issuer + subject), else client address', () => {
     await as('https://b.example', '192.0.2.1').expect(404);
     // The caller's spent counter is not the address's.
     await request(app).post('/probe').set('X-Forwarded-For', '192.0.2.1').expect(404);
+  });
+});
+
+describe('requests without a valid token', () => {
+  it('are counted per client address before their 401, so token guessing meets the limit', async () => {
+    const app = await startTestApp({ SERVICE_RATE_LIMIT_ENABLED: 'true', SERVICE_TRUST_PROXY: 'true' });
+    try {
+      const from = (ip: string) =>
+        request(app.app).post('/api/tenants/register').set('X-Forwarded-For', ip).set('Authorization', 'Bearer not.a.token').send({});
+      for (let i = 0; i < 3; i++) {
+        const r = await from('203.0.113.50').expect(401);
+        expect(r.headers['x-ratelimit-limit']).toBe('3');
+      }
+      const refused = await from('203.0.113.50').expect(429);
+      expect(refused.body.error).toBe('Rate limit exceeded');
+      expect(refused.body.detail).toContain('per client address');
+      // another address, and a valid caller from the same address, have their own counters
+      await from('203.0.113.51').expect(401);
+      await request(app.app).get('/api/tenants/registration/status').set('X-Forwarded-For', '203.0.113.50').set('Authorization', `Bearer ${tokenFor()}`).expect(200);
+    } finally {
+      await app.close();
+    }
   });
 });
 
