@@ -152,11 +152,14 @@ export async function createApp(config: Config, services: AppServices): Promise<
   // The contract and the API reference: public, outside /api, not rate-limited, not routed by openapi-backend.
   app.use(createDocsRouter(config));
 
-  // Bearer token on every /api endpoint.
-  app.use('/api', authenticator.middleware, (_req: Request, res: Response, next: NextFunction) => {
-    const locals = res.locals as Locals;
-    locals.ctx = { ...locals.ctx, caller: res.locals.caller };
-    next();
+  // Bearer token on every /api endpoint. A failure is held back until the request has been
+  // counted (per client address, as it has no verified caller), so token guessing is rate limited.
+  app.use('/api', (req: Request, res: Response, next: NextFunction) => {
+    authenticator.middleware(req, res, (err?: unknown) => {
+      if (err) res.locals.authError = err;
+      else (res.locals as Locals).ctx = { ...(res.locals as Locals).ctx, caller: res.locals.caller };
+      next();
+    });
   });
 
   // Match the operation first, so the rate limit counts even requests that fail validation.
@@ -171,6 +174,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
     next();
   });
   if (services.rateLimiter) app.use(services.rateLimiter.middleware);
+  app.use((_req: Request, res: Response, next: NextFunction) => next(res.locals.authError));
 
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
