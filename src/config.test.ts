@@ -1,0 +1,114 @@
+import path from 'node:path';
+import { ConfigError, loadConfig, redactUrl } from './config';
+
+describe('loadConfig', () => {
+  it('has the documented defaults with an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      multiTenantMode: false,
+      jwtTenantClaim: null,
+      registrationRequiresApproval: false,
+      registrationAllowedDomains: null,
+      maxTenantsPerUser: null,
+      frontendBaseUrl: null,
+      logLevel: 'info',
+      databaseUrl: null,
+      dataDir: path.resolve('./.data'),
+      redisUrl: null,
+      authProvider: 'local',
+      adminRole: 'admin',
+      adminRoleClaim: 'roles',
+      defaultTenantSlug: 'default',
+      rateLimitEnabled: true,
+      redisKeyPrefix: 'tenant-service:',
+      trustProxy: false,
+      graphqlPath: '/graphql',
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['TRUE', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
+  ])('booleans: %s → %s', (v, out) => {
+    expect(loadConfig({ SERVICE_MULTI_TENANT_MODE: v }).multiTenantMode).toBe(out);
+  });
+
+  it('lists: comma-separated or a JSON array, lowercased', () => {
+    expect(loadConfig({ SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS: 'Acme.com, example.org' }).registrationAllowedDomains).toEqual(['acme.com', 'example.org']);
+    expect(loadConfig({ SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS: '["acme.com"]' }).registrationAllowedDomains).toEqual(['acme.com']);
+    expect(loadConfig({ SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS: 'null' }).registrationAllowedDomains).toBeNull();
+  });
+
+  it('picks the provider from the variable that is set', () => {
+    expect(loadConfig({ SERVICE_JWT_SECRET: 'x'.repeat(32) }).authProvider).toBe('jwt');
+    expect(loadConfig({ SERVICE_JWKS_URI: 'https://idp.example/jwks.json' }).authProvider).toBe('jwks');
+    expect(loadConfig({ SERVICE_OIDC_ISSUER: 'https://idp.example', SERVICE_JWKS_URI: 'https://idp.example/jwks.json' }).authProvider).toBe('oidc');
+    expect(loadConfig({ SERVICE_AUTH_PROVIDER: 'local', SERVICE_JWKS_URI: 'https://idp.example/jwks.json' }).authProvider).toBe('local');
+  });
+
+  it('SERVICE_DEBUG and SERVICE_LOG_LEVEL', () => {
+    expect(loadConfig({ SERVICE_DEBUG: 'true' }).logLevel).toBe('debug');
+    expect(loadConfig({ SERVICE_LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(loadConfig({ SERVICE_DEBUG: 'true', SERVICE_LOG_LEVEL: 'warn' }).logLevel).toBe('warn');
+  });
+
+  it('reports every bad variable in one message', () => {
+    let err: unknown;
+    try {
+      loadConfig({
+        SERVICE_PORT: 'eighty',
+        SERVICE_MULTI_TENANT_MODE: 'maybe',
+        SERVICE_MAX_TENANTS_PER_USER: '-1',
+        SERVICE_FRONTEND_BASE_URL: 'not a url',
+        SERVICE_DATABASE_URL: 'mysql://u:secret@h/db',
+        SERVICE_AUTH_PROVIDER: 'saml',
+        SERVICE_LOG_LEVEL: 'loud',
+        SERVICE_DEFAULT_TENANT_SLUG: 'Default Tenant',
+        SERVICE_JWT_SECRET: 'short',
+        SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS: 'acme.com,not_a_domain',
+        SERVICE_GRAPHQL_PATH: 'graphql',
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as ConfigError).message;
+    for (const name of [
+      'SERVICE_PORT',
+      'SERVICE_MULTI_TENANT_MODE',
+      'SERVICE_MAX_TENANTS_PER_USER',
+      'SERVICE_FRONTEND_BASE_URL',
+      'SERVICE_DATABASE_URL',
+      'SERVICE_AUTH_PROVIDER',
+      'SERVICE_LOG_LEVEL',
+      'SERVICE_DEFAULT_TENANT_SLUG',
+      'SERVICE_JWT_SECRET',
+      'SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS',
+      'SERVICE_GRAPHQL_PATH',
+    ]) {
+      expect(msg).toContain(name);
+    }
+    expect((err as ConfigError).problems).toHaveLength(11);
+    // a password in a bad URL is not echoed
+    expect(msg).not.toContain('secret');
+  });
+
+  it('a provider without its variable is an error', () => {
+    expect(() => loadConfig({ SERVICE_AUTH_PROVIDER: 'jwks' })).toThrow(/SERVICE_JWKS_URI: required/);
+    expect(() => loadConfig({ SERVICE_AUTH_PROVIDER: 'oidc' })).toThrow(/SERVICE_OIDC_ISSUER: required/);
+    expect(() => loadConfig({ SERVICE_AUTH_PROVIDER: 'jwt' })).toThrow(/SERVICE_JWT_SECRET: required/);
+  });
+
+  it('redactUrl hides passwords', () => {
+    expect(redactUrl('postgres://u:pw@h:5432/db')).toBe('postgres://u:***@h:5432/db');
+    expect(redactUrl('postgres://h/db')).toBe('postgres://h/db');
+  });
+});
