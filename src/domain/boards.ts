@@ -4,19 +4,11 @@
  */
 import type { Knex } from 'knex';
 import type { BoardRow, GenerationRow } from '../db/models';
-import { afterPosition, decodeCursor, keysetTimestampSql, pageOf } from './pagination';
-
-type BoardWithCursor = BoardRow & { cursor_ts: string };
+import { pageByCreation } from './pagination';
 
 /** One page of the tenant's boards, oldest first. */
 export async function listBoards(trx: Knex.Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardRow[]; nextCursor: string | null }> {
-  let q = trx('boards')
-    .where({ tenant_id: tenantId })
-    .select('*', trx.raw(`${keysetTimestampSql('created_at')} as cursor_ts`))
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .limit(opts.limit + 1);
-  if (opts.cursor) q = afterPosition(q, decodeCursor(opts.cursor));
-  const { page, nextCursor } = pageOf((await q) as BoardWithCursor[], opts.limit);
+  const { page, nextCursor } = await pageByCreation<BoardRow>(trx, trx('boards').where({ tenant_id: tenantId }), opts);
   return { boards: page, nextCursor };
 }
 

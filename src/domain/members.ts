@@ -4,19 +4,11 @@
 import type { Knex } from 'knex';
 import type { UserRow } from '../db/models';
 import { ApiError } from '../http/errors';
-import { afterPosition, decodeCursor, keysetTimestampSql, pageOf } from './pagination';
-
-type UserWithCursor = UserRow & { cursor_ts: string };
+import { pageByCreation } from './pagination';
 
 /** One page of the tenant's members, oldest first. */
 export async function listMembers(trx: Knex.Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: UserRow[]; nextCursor: string | null }> {
-  let q = trx('users')
-    .where({ tenant_id: tenantId })
-    .select('*', trx.raw(`${keysetTimestampSql('created_at')} as cursor_ts`))
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .limit(opts.limit + 1);
-  if (opts.cursor) q = afterPosition(q, decodeCursor(opts.cursor));
-  const { page, nextCursor } = pageOf((await q) as UserWithCursor[], opts.limit);
+  const { page, nextCursor } = await pageByCreation<UserRow>(trx, trx('users').where({ tenant_id: tenantId }), opts);
   return { members: page, nextCursor };
 }
 

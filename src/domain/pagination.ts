@@ -71,3 +71,20 @@ export function pageOf<R extends { id: string; cursor_ts: string }>(rows: readon
   const last = page[page.length - 1]!;
   return { page, nextCursor: encodeCursor({ createdAt: last.cursor_ts, id: last.id }) };
 }
+
+/**
+ * One page of `query` (a filtered table query) in (created_at, id) order, starting after
+ * `cursor`: the select, order, limit and cursor handling every tenant-scoped list shares.
+ */
+export async function pageByCreation<R extends { id: string }>(
+  trx: Knex.Transaction,
+  query: Knex.QueryBuilder,
+  opts: { limit: number; cursor?: string },
+): Promise<{ page: R[]; nextCursor: string | null }> {
+  let q = query
+    .select('*', trx.raw(`${keysetTimestampSql('created_at')} as cursor_ts`))
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .limit(opts.limit + 1);
+  if (opts.cursor) q = afterPosition(q, decodeCursor(opts.cursor));
+  return pageOf((await q) as Array<R & { cursor_ts: string }>, opts.limit);
+}
