@@ -112,6 +112,8 @@ describe('SIGTERM under load', () => {
         req.on('error', reject);
       });
       req.flushHeaders();
+      response.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
+      continued.catch(() => undefined);
       return { req, body, continued, response };
     });
     await Promise.all(inflight.map((f) => f.continued));
@@ -119,14 +121,21 @@ describe('SIGTERM under load', () => {
     server.proc.kill('SIGTERM');
     await server.waitForLog((l) => l.msg === 'Shutting down: finishing in-flight requests');
 
-    // New connections are refused while the in-flight requests are still open.
+    // New connections are refused while the in-flight requests are still open. One that reached
+    // the kernel's accept queue just before the listener closed is reset rather than refused; it
+    // is not served either. Each attempt before the close may still be answered (200).
     let refused: string | null = null;
+    const early: string[] = [];
     for (let i = 0; i < 100 && refused === null; i++) {
       const r = await send(port, 'GET', '/healthz', {});
-      if ('error' in r) refused = r.error;
-      else await new Promise((res) => setTimeout(res, 50));
+      if ('error' in r && r.error === 'ECONNREFUSED') refused = r.error;
+      else {
+        early.push('error' in r ? r.error : String(r.status));
+        await new Promise((res) => setTimeout(res, 50));
+      }
     }
     expect(refused).toBe('ECONNREFUSED');
+    for (const e of early) expect(['200', 'ECONNRESET']).toContain(e);
     expect(server.proc.exitCode).toBeNull();
 
     // The in-flight requests now send their bodies and complete.

@@ -5,6 +5,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -13,21 +14,49 @@ export const SERVER_ENTRY = path.join(ROOT, 'dist', 'src', 'server.js');
 
 let built: Promise<void> | null = null;
 
-/** Compiles src/ into dist/ (once per test file). Fails the test when the build fails. */
+/**
+ * Compiles src/ into dist/ once per jest run: test files run in parallel workers, and two tsc
+ * processes writing dist/ while a third spawns node on it would be a flaky test. The first
+ * worker takes a lock directory and builds; the others wait for its "built" marker.
+ * Fails the test when the build fails.
+ */
 export function buildOnce(): Promise<void> {
   built ??= (async () => {
-    try {
-      await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-        cwd: ROOT,
-        maxBuffer: 16 * 1024 * 1024,
-      });
-    } catch (err) {
-      const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`npm run build failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+    const runId = process.env.TEST_DATABASE_NAME ?? String(process.ppid);
+    const lock = path.join(os.tmpdir(), `tenant-service-build-${runId}.lock`);
+    const done = path.join(os.tmpdir(), `tenant-service-build-${runId}.done`);
+    for (let waited = 0; ; waited += 200) {
+      if (fs.existsSync(done)) return;
+      try {
+        fs.mkdirSync(lock);
+        break; // ours: build below
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      if (waited > 180_000) throw new Error(`gave up waiting for another worker's build (${lock})`);
+      await new Promise((r) => setTimeout(r, 200));
     }
-    if (!fs.existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} missing after the build`);
+    try {
+      await compile();
+      fs.writeFileSync(done, new Date().toISOString());
+    } finally {
+      fs.rmSync(lock, { recursive: true, force: true });
+    }
   })();
   return built;
+}
+
+async function compile(): Promise<void> {
+  try {
+    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    throw new Error(`npm run build failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+  if (!fs.existsSync(SERVER_ENTRY)) throw new Error(`${SERVER_ENTRY} missing after the build`);
 }
 
 export interface ServerProcess {
