@@ -2,9 +2,11 @@
  * Bearer-token verification with express-jwt (+ jwks-rsa for `jwks` and `oidc`). Only the
  * provider's algorithms are accepted; `exp` and `sub` are required; every failure is a 401.
  */
+import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { expressjwt, type GetVerificationKey } from 'express-jwt';
 import jwksRsa from 'jwks-rsa';
+import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
 import { ApiError } from '../http/errors';
 import { readClaim } from '../tenancy/resolve';
@@ -32,7 +34,7 @@ export interface Authenticator {
 
 /** Builds the token verifier of the configured provider. */
 export function createAuthenticator(config: Config, localKeys: LocalKeys | null): Authenticator {
-  let secret: GetVerificationKey | string | Buffer;
+  let secret: GetVerificationKey | jwt.Secret;
   let algorithms: string[];
   let issuer: string | undefined = config.jwtIssuer ?? undefined;
   let defaultIssuer: string;
@@ -40,15 +42,15 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null)
   switch (config.authProvider) {
     case 'local': {
       if (!localKeys) throw new Error('local auth provider needs the local signing key');
-      const pem = localKeys.publicKey.export({ format: 'pem', type: 'spki' });
-      secret = pem;
+      // A KeyObject, not a PEM string: jsonwebtoken would parse a string on every request.
+      secret = localKeys.publicKey;
       algorithms = ['RS256'];
       issuer ??= LOCAL_ISSUER;
       defaultIssuer = LOCAL_ISSUER;
       break;
     }
     case 'jwt':
-      secret = config.jwtSecret!;
+      secret = crypto.createSecretKey(Buffer.from(config.jwtSecret!, 'utf8'));
       algorithms = ['HS256'];
       defaultIssuer = HS256_DEFAULT_ISSUER;
       break;
@@ -149,7 +151,7 @@ function toUnauthorized(err: unknown): ApiError {
 
 function jwksSecret(jwksUri: string): GetVerificationKey {
   // Keys are cached; unknown key ids are rate limited so a flood cannot hammer the key server.
-  return jwksRsa.expressJwtSecret({
+  const fromJwks = jwksRsa.expressJwtSecret({
     jwksUri,
     cache: true,
     cacheMaxEntries: 16,
@@ -158,6 +160,19 @@ function jwksSecret(jwksUri: string): GetVerificationKey {
     jwksRequestsPerMinute: 10,
     timeout: 5_000,
   }) as GetVerificationKey;
+  // jwks-rsa hands back PEM strings; parse each key once, not on every request.
+  const parsed = new Map<string, crypto.KeyObject>();
+  return async (req, token) => {
+    const pem = await fromJwks(req, token);
+    if (typeof pem !== 'string') return pem;
+    let key = parsed.get(pem);
+    if (!key) {
+      key = crypto.createPublicKey(pem);
+      if (parsed.size >= 64) parsed.clear();
+      parsed.set(pem, key);
+    }
+    return key;
+  };
 }
 
 function oidcSecret(issuer: string): GetVerificationKey {
