@@ -24,7 +24,6 @@ export const ERROR_KINDS = {
   unsupportedMediaType: { status: 415, error: 'Unsupported media type' },
   rateLimited: { status: 429, error: 'Rate limit exceeded' },
   internal: { status: 500, error: 'Internal error' },
-  notImplemented: { status: 501, error: 'Not implemented' },
   unavailable: { status: 503, error: 'Service unavailable' },
 } as const;
 

@@ -1,0 +1,71 @@
+/**
+ * Migrations are safe to run twice and from several instances at once: the advisory lock
+ * serialises them, each migration is recorded once, and there is exactly one default tenant.
+ */
+import crypto from 'node:crypto';
+import { Client } from 'pg';
+import pino from 'pino';
+import { migrate } from '../src/db/database';
+import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { ADMIN_URL } from './setup/global-setup';
+
+let name: string;
+let url: string;
+const admin = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+};
+
+beforeAll(async () => {
+  name = `tenant_service_migrate_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
+  await admin((c) => c.query(`create database ${name}`));
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  url = u.toString();
+});
+afterAll(() => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+
+it('three instances migrating one empty database at once all succeed, and a fourth run is a no-op', async () => {
+  const log = pino({ level: 'silent' });
+  await Promise.all([migrate(url, 'default', log), migrate(url, 'default', log), migrate(url, 'default', log)]);
+  await migrate(url, 'default', log);
+
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    const migrations = await c.query<{ name: string; n: string }>('select name, count(*) as n from knex_migrations group by name order by name');
+    expect(migrations.rows.map((r) => r.name)).toEqual(['001-schema', '002-foreign-key-indexes', '003-tenant-search-index']);
+    expect(migrations.rows.every((r) => r.n === '1')).toBe(true);
+
+    const defaults = await c.query('select slug from tenants where is_default');
+    expect(defaults.rows).toEqual([{ slug: 'default' }]);
+
+    const rls = await c.query<{ relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean }>(
+      'select relname, relrowsecurity, relforcerowsecurity from pg_class where relname = any($1) order by relname',
+      [[...TENANT_TABLES]],
+    );
+    expect(rls.rows).toHaveLength(TENANT_TABLES.length);
+    for (const r of rls.rows) expect(r).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
+  } finally {
+    await c.end();
+  }
+});
+
+it('keeps the first default tenant when SERVICE_DEFAULT_TENANT_SLUG changes later', async () => {
+  await migrate(url, 'main', pino({ level: 'silent' }));
+  const slugs = await admin(async () => {
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query('select slug from tenants where is_default')).rows;
+    } finally {
+      await c.end();
+    }
+  });
+  expect(slugs).toEqual([{ slug: 'default' }]);
+});
