@@ -7,19 +7,11 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { migrate } from '../src/db/database';
 import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { admin } from './helpers/fresh-database';
 import { ADMIN_URL } from './setup/global-setup';
 
 let name: string;
 let url: string;
-const admin = async <T>(fn: (c: Client) => Promise<T>): Promise<T> => {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-};
 
 beforeAll(async () => {
   name = `tenant_service_migrate_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
@@ -58,14 +50,8 @@ it('three instances migrating one empty database at once all succeed, and a four
 
 it('keeps the first default tenant when SERVICE_DEFAULT_TENANT_SLUG changes later', async () => {
   await migrate(url, 'main', pino({ level: 'silent' }));
-  const slugs = await admin(async () => {
-    const c = new Client({ connectionString: url });
-    await c.connect();
-    try {
-      return (await c.query('select slug from tenants where is_default')).rows;
-    } finally {
-      await c.end();
-    }
-  });
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  const slugs = await c.query('select slug from tenants where is_default').then((r) => r.rows).finally(() => c.end());
   expect(slugs).toEqual([{ slug: 'default' }]);
 });

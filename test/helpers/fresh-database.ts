@@ -14,7 +14,8 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+/** Runs `fn` with a client connected to the test cluster's admin database. */
+export async function admin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: ADMIN_URL });
   await client.connect();
   try {
