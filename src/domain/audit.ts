@@ -11,6 +11,8 @@
  */
 import type { Knex } from 'knex';
 import { APP_ROLE, TENANT_TABLES, type TenantTable } from '../db/migrations/001-schema';
+import { withPlatformRead } from '../db/tenant-scope';
+import { ApiError } from '../http/errors';
 
 export type AuditCheck = 'cross_tenant_user_access' | 'orphaned_record' | 'board_membership_violation' | 'data_consistency';
 
@@ -317,4 +319,21 @@ function byCheckTableRow(a: AuditFinding, b: AuditFinding): number {
     a.table.localeCompare(b.table) ||
     (a.rowId ?? '').localeCompare(b.rowId ?? '')
   );
+}
+
+/**
+ * The audit as the API runs it: in a read-only transaction under the reader role (it sees every
+ * tenant's rows and can change nothing), for every tenant or the one with `tenantSlug`
+ * (404 `Tenant not found` when there is none).
+ */
+export async function auditIsolation(db: Knex, tenantSlug?: string): Promise<AuditResult> {
+  return withPlatformRead(db, async (trx) => {
+    let tenantId: string | undefined;
+    if (tenantSlug !== undefined) {
+      const tenant = await findTenantForAudit(trx, tenantSlug);
+      if (!tenant) throw new ApiError('tenantNotFound', `No tenant has the slug '${tenantSlug}'.`);
+      tenantId = tenant.id;
+    }
+    return auditTenants(trx, { tenantId });
+  });
 }

@@ -2,9 +2,7 @@
  * Tag `audit`: the cross-tenant isolation audit (platform admins only).
  */
 import type { AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, AuditViolation } from '../../generated/types.gen';
-import { withPlatformRead } from '../db/tenant-scope';
-import { auditTenants as runAudit, findTenantForAudit, type AuditFinding } from '../domain/audit';
-import { ApiError } from '../http/errors';
+import { auditIsolation, type AuditFinding } from '../domain/audit';
 import { platformAdmin, type HandlerInput, type Reply } from './types';
 
 const toViolation = (f: AuditFinding): AuditViolation => ({ check: f.check, table: f.table, row_id: f.rowId, message: f.message });
@@ -13,16 +11,7 @@ const toViolation = (f: AuditFinding): AuditViolation => ({ check: f.check, tabl
 export const auditTenants = platformAdmin(
   async (ctx, input: HandlerInput<AuditTenantsData>): Promise<Reply<AuditTenantsResponses & AuditTenantsErrors>> => {
     const slug = input.query.tenant_slug;
-    // The reader role sees every tenant's rows and can only read: the audit cannot change data.
-    const result = await withPlatformRead(ctx.services.db, async (trx) => {
-      let tenantId: string | undefined;
-      if (slug !== undefined) {
-        const tenant = await findTenantForAudit(trx, slug);
-        if (!tenant) throw new ApiError('tenantNotFound', `No tenant has the slug '${slug}'.`);
-        tenantId = tenant.id;
-      }
-      return runAudit(trx, { tenantId });
-    });
+    const result = await auditIsolation(ctx.services.db, slug);
     const tenants = result.tenants.map((t) => ({
       tenant_id: t.tenantId,
       slug: t.slug,
