@@ -25,6 +25,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // A stray rejected promise (a background reconnect, a client's late error) is logged, not a
+  // reason to drop every in-flight request of the instance.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'Unhandled promise rejection'));
 
   let embedded: EmbeddedDatabase | null = null;
   let url = config.databaseUrl;
