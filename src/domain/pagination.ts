@@ -24,12 +24,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * SQL selecting `column` (a timestamptz) as the microsecond UTC text a cursor stores. Select it
  * beside the row (e.g. `select t.*, ${keysetTimestampSql('t.created_at')} as cursor_ts`).
  */
-export function keysetTimestampSql(column: string): string {
+function keysetTimestampSql(column: string): string {
   return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
 /** Encodes a position as an opaque URL-safe string. */
-export function encodeCursor(position: KeysetPosition): string {
+function encodeCursor(position: KeysetPosition): string {
   return Buffer.from(JSON.stringify([VERSION, position.createdAt, position.id]), 'utf8').toString('base64url');
 }
 
@@ -57,7 +57,7 @@ export function decodeCursor(cursor: string, parameter = 'cursor'): KeysetPositi
  * Restricts `query` to rows after `position` in (created_at, id) order. The row comparison
  * matches a (…, created_at, id) index, so the page is an index range scan.
  */
-export function afterPosition<Q extends Knex.QueryBuilder>(query: Q, position: KeysetPosition, createdAtColumn = 'created_at', idColumn = 'id'): Q {
+function afterPosition<Q extends Knex.QueryBuilder>(query: Q, position: KeysetPosition, createdAtColumn = 'created_at', idColumn = 'id'): Q {
   return query.whereRaw(`(??, ??) > (?::timestamptz, ?::uuid)`, [createdAtColumn, idColumn, position.createdAt, position.id]) as Q;
 }
 
@@ -65,7 +65,7 @@ export function afterPosition<Q extends Knex.QueryBuilder>(query: Q, position: K
  * Given `limit + 1` rows fetched in order (each with the `cursor_ts` column of
  * `keysetTimestampSql`), returns the page and the cursor of the next one (null on the last page).
  */
-export function pageOf<R extends { id: string; cursor_ts: string }>(rows: readonly R[], limit: number): { page: R[]; nextCursor: string | null } {
+function pageOf<R extends { id: string; cursor_ts: string }>(rows: readonly R[], limit: number): { page: R[]; nextCursor: string | null } {
   if (rows.length <= limit) return { page: [...rows], nextCursor: null };
   const page = rows.slice(0, limit);
   const last = page[page.length - 1]!;

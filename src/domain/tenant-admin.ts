@@ -9,7 +9,7 @@ import type { TenantRow } from '../db/models';
 import { TENANT_TABLES, type TenantTable } from '../db/migrations/001-schema';
 import { withTenant } from '../db/tenant-scope';
 import { ApiError } from '../http/errors';
-import { afterPosition, decodeCursor, keysetTimestampSql, pageOf } from './pagination';
+import { decodeCursor, pageByCreation } from './pagination';
 import { createTenantWithSampleData } from './tenants';
 
 /** How long a stored Idempotency-Key answers replays. */
@@ -172,18 +172,16 @@ export async function listTenants(db: Knex, input: ListTenantsInput): Promise<Te
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw new ApiError('validation', `query.limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
   }
-  const position = input.cursor !== undefined ? decodeCursor(input.cursor) : null;
+  // Decoded up front so a malformed cursor is a 400 before any query runs.
+  if (input.cursor !== undefined) decodeCursor(input.cursor);
   const pattern = input.q !== undefined && input.q !== '' ? containsPattern(input.q) : null;
 
   return db.transaction(
     async (trx) => {
       const matching = (qb: Knex.QueryBuilder) =>
         pattern ? qb.where((w) => w.whereILike('name', pattern).orWhereILike('slug', pattern)) : qb;
-      let pageQuery = matching(trx('tenants').select('*', trx.raw(`${keysetTimestampSql('created_at')} as cursor_ts`)));
-      if (position) pageQuery = afterPosition(pageQuery, position);
-      const rows = (await pageQuery.orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit + 1)) as Array<TenantRow & { cursor_ts: string }>;
+      const { page, nextCursor } = await pageByCreation<TenantRow>(trx, matching(trx('tenants')), { limit, cursor: input.cursor });
       const [{ n }] = (await matching(trx('tenants').count({ n: '*' }))) as Array<{ n: string | number }>;
-      const { page, nextCursor } = pageOf(rows, limit);
       return { tenants: page, totalCount: Number(n), nextCursor };
     },
     { isolationLevel: 'repeatable read', readOnly: true },
@@ -248,12 +246,15 @@ export type TableCounts = Record<TenantTable, number>;
 
 /** Rows of each tenant table that belong to `tenantId`, counted under its row-level security. */
 export async function countTenantRows(db: Knex, tenantId: string): Promise<TableCounts> {
-  return withTenant(db, tenantId, async (trx) => {
-    const selects = TENANT_TABLES.map((t) => `(select count(*) from ${t} where tenant_id = :id) as ${t}`).join(', ');
-    const result = await trx.raw<{ rows: Array<Record<string, string>> }>(`select ${selects}`, { id: tenantId });
-    const row = result.rows[0]!;
-    return Object.fromEntries(TENANT_TABLES.map((t) => [t, Number(row[t])])) as TableCounts;
-  });
+  return withTenant(db, tenantId, (trx) => countRowsIn(trx, tenantId));
+}
+
+/** One statement counting the tenant's rows in every tenant table, inside `trx`. */
+async function countRowsIn(trx: Knex.Transaction, tenantId: string): Promise<TableCounts> {
+  const selects = TENANT_TABLES.map((t) => `(select count(*) from ${t} where tenant_id = :id) as ${t}`).join(', ');
+  const result = await trx.raw<{ rows: Array<Record<string, string>> }>(`select ${selects}`, { id: tenantId });
+  const row = result.rows[0]!;
+  return Object.fromEntries(TENANT_TABLES.map((t) => [t, Number(row[t])])) as TableCounts;
 }
 
 export interface DeleteOptions {
@@ -309,12 +310,9 @@ export async function deleteTenant(db: Knex, id: string, opts: DeleteOptions): P
   }
   const gone = await withTenant(db, id, async (trx) => {
     // Anything written to the tenant while the batches ran is removed by this cascade.
-    const before = await trx.raw<{ rows: Array<Record<string, string>> }>(
-      `select ${TENANT_TABLES.map((t) => `(select count(*) from ${t} where tenant_id = :id) as ${t}`).join(', ')}`,
-      { id },
-    );
+    const before = await countRowsIn(trx, id);
     const n = await trx('tenants').where({ id }).del();
-    if (n === 1) for (const t of TENANT_TABLES) rows[t] += Number(before.rows[0]![t]);
+    if (n === 1) for (const t of TENANT_TABLES) rows[t] += before[t];
     return n;
   });
   // A concurrent delete of the same tenant won the race.
