@@ -3,11 +3,17 @@
  * rate limits off, loaded with autocannon over loopback. Prints the results and writes them to
  * bench/results.json. Not part of `npm test`: numbers depend on the machine.
  *
+ * BENCH_ONLY=pipeline runs only the throughput, reference and 17.1 scenarios.
+ *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
  * - GET /api/tenant (token verified, tenant resolved, membership, RLS transaction), GET
  *   /api/boards and GET /api/setup/tenants?limit=100, each as a ratio to the ceiling;
  * - GET /api/setup/tenants latency with 1 000, 10 000 and 100 000 tenants;
+ * - GET /api/tenant and GET /api/boards as ratios to hand-written references on the same
+ *   database and token (bench/scenarios/pipeline-ratios.ts, bench/reference-server.ts);
+ * - 17.1: a caller's p99 while 4 connections post 1 MiB bodies without a token
+ *   (bench/scenarios/body-attack.ts);
  * - a tenant holding one million rows: audit it, then delete it;
  * - 30 s of mixed reads and writes: zero 5xx, no lost or duplicated boards.
  */
@@ -22,24 +28,20 @@ import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
 import { loadOrCreateLocalKeys, signLocalToken, type LocalKeys } from '../src/auth/local-keys';
 import { migrate } from '../src/db/database';
+import { bodyAttack } from './scenarios/body-attack';
+import { pipelineRatios } from './scenarios/pipeline-ratios';
+import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
+import { tenantSearchScenario } from './scenarios/tenant-search';
+import { startupScenario } from './scenarios/startup';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
 const MIXED_DURATION_S = Number(process.env.BENCH_MIXED_DURATION ?? 30);
 const CONNECTIONS = 32;
 const RESULTS_FILE = path.resolve(__dirname, '..', '..', 'bench', 'results.json');
+/** BENCH_ONLY=pipeline: only the throughput, reference-ratio and 17.1 scenarios (a quick run). */
+const ONLY_PIPELINE = process.env.BENCH_ONLY === 'pipeline';
 
-interface Throughput {
-  scenario: string;
-  connections: number;
-  duration_s: number;
-  requests_per_s: number;
-  p50_ms: number;
-  p99_ms: number;
-  non_2xx: number;
-  errors: number;
-  ratio_to_ceiling?: number;
-}
 
 interface Latency {
   tenants: number;
@@ -53,7 +55,7 @@ interface Latency {
 const log = (msg: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
 /** Starts a server thread; resolves with its port and a stop function. */
-function startWorker(kind: 'ceiling' | 'service', env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
+function startWorker(kind: WorkerKind, env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
   const worker = new Worker(path.join(__dirname, 'server-worker.js'), { workerData: { kind, env, logFile: '/dev/null' } });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
@@ -71,13 +73,25 @@ function startWorker(kind: 'ceiling' | 'service', env: Record<string, string> = 
   });
 }
 
+/** The machine, and how loaded it was (load averages over 1, 5 and 15 minutes) when measured. */
+function machine() {
+  return {
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? 'unknown',
+    memory_gb: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    load_average: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
 async function load(scenario: string, url: string, headers: Record<string, string>, extra: Partial<Parameters<typeof autocannon>[0]> = {}): Promise<Throughput> {
-  log(`load: ${scenario} (${CONNECTIONS} connections, ${DURATION_S} s)`);
+  const duration = extra.duration ?? DURATION_S;
+  log(`load: ${scenario} (${CONNECTIONS} connections, ${duration} s)`);
   const r: Result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, headers, timeout: 30, ...extra });
   const out: Throughput = {
     scenario,
     connections: CONNECTIONS,
-    duration_s: DURATION_S,
+    duration_s: duration,
     requests_per_s: Math.round(r.requests.average),
     p50_ms: r.latency.p50,
     p99_ms: r.latency.p99,
@@ -226,13 +240,14 @@ async function main(): Promise<void> {
 
     const ceiling = await startWorker('ceiling');
     stops.push(ceiling.stop);
-    const service = await startWorker('service', {
+    const serviceEnv = {
       SERVICE_DATABASE_URL: dbUrl.toString(),
       SERVICE_DATA_DIR: dataDir,
       SERVICE_MULTI_TENANT_MODE: 'true',
       SERVICE_RATE_LIMIT_ENABLED: 'false',
       SERVICE_LOG_LEVEL: 'info',
-    });
+    };
+    const service = await startWorker('service', serviceEnv);
     stops.push(service.stop);
     const base = `http://127.0.0.1:${service.port}`;
     const agent = new http.Agent({ keepAlive: true });
@@ -256,6 +271,16 @@ async function main(): Promise<void> {
       await load('GET /api/setup/tenants?limit=100', `${base}/api/setup/tenants?limit=100`, admin),
     ];
     for (const t of throughput.slice(1)) t.ratio_to_ceiling = Math.round((t.requests_per_s / ceil.requests_per_s) * 1000) / 1000;
+
+    const ctx: BenchContext = { log, startWorker: (kind) => startWorker(kind, serviceEnv), load, serviceUrl: base, serviceEnv, member };
+    const reference = await pipelineRatios(ctx);
+    const anonymousBodies = await bodyAttack(ctx);
+    if (ONLY_PIPELINE) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, anonymous_bodies_17_1: anonymousBodies };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
 
     const listLatency: Latency[] = [];
     const measureList = async (tenants: number) => {
@@ -304,10 +329,13 @@ async function main(): Promise<void> {
 
     const results = {
       measured_at: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', memory_gb: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+      machine: machine(),
       postgres: (await owner.raw<{ rows: Array<{ v: string }> }>('select version() as v')).rows[0]!.v,
       throughput,
+      reference,
+      anonymous_bodies_17_1: anonymousBodies,
       list_tenants_latency: listLatency,
+      tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // issue 17 item 8
       million_rows: {
         rows: seeded,
         total_rows: totalRows,
@@ -316,6 +344,7 @@ async function main(): Promise<void> {
         delete_tenant: { status: del.status, ms: Math.round(del.ms), rows_left: Number(left.rows[0]!.n) },
       },
       mixed_load: mixed,
+      startup: await startupScenario(log),
       targets: {
         get_tenant_ratio_at_least_0_4: (throughput[1]!.ratio_to_ceiling ?? 0) >= 0.4,
         get_tenant_p99_under_20ms: throughput[1]!.p99_ms < 20,
@@ -323,6 +352,7 @@ async function main(): Promise<void> {
       },
       total_seconds: Math.round((Date.now() - benchStarted) / 1000),
     };
+    Object.assign(results, { events: await (await import('./scenarios/events.js')).benchEvents({ dbUrl: dbUrl.toString(), dataDir, keys, owner, log }) });
     agent.destroy();
     fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);

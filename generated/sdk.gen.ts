@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantErrors, GetTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -44,6 +44,21 @@ export const getReadiness = <ThrowOnError extends boolean = false>(options?: Opt
 export const getJwks = <ThrowOnError extends boolean = false>(options?: Options<GetJwksData, ThrowOnError>) => (options?.client ?? client).get<GetJwksResponses, GetJwksErrors, ThrowOnError>({ url: '/.well-known/jwks.json', ...options });
 
 /**
+ * Prometheus metrics
+ *
+ * The service's metrics in the Prometheus text exposition format (version 0.0.4): request
+ * durations by operationId, method and status class; tenant resolutions by source and
+ * outcome; rate-limit refusals by counter; database pool use; webhook deliveries by
+ * outcome; process metrics. No label names a tenant or a user.
+ *
+ * No token is needed unless SERVICE_METRICS_TOKEN is set: then the request must carry
+ * `Authorization: Bearer <SERVICE_METRICS_TOKEN>` (not a user's JWT), else 401. Like the
+ * probes, it is never rate limited.
+ *
+ */
+export const getMetrics = <ThrowOnError extends boolean = false>(options?: Options<GetMetricsData, ThrowOnError>) => (options?.client ?? client).get<GetMetricsResponses, GetMetricsErrors, ThrowOnError>({ url: '/metrics', ...options });
+
+/**
  * Get setup status
  *
  * Reports the deployment's setup without changing anything.
@@ -57,7 +72,10 @@ export const getSetupStatus = <ThrowOnError extends boolean = false>(options?: O
 /**
  * Create tenant
  *
- * Creates a tenant (201). A slug that already exists is a 409 `Conflict`. With an
+ * Creates a tenant (201). A slug that already exists is a 409 `Conflict`; a reserved or
+ * retired slug may be taken here (a platform admin's deliberate decision).
+ * `membership_policy` defaults to `{provision_from_claims: true, claims_issuer: null}`:
+ * the identity provider is trusted to name its organizations. With an
  * `Idempotency-Key` header, a replay of the same request within 24 hours answers 200 with
  * the first result and `existing: true`; the same key with a different body is a 409.
  * Limited to 10 requests per hour per caller.
@@ -93,7 +111,9 @@ export const listTenants = <ThrowOnError extends boolean = false>(options?: Opti
  * Irreversible. Removes, by cascade, all users, boards and their content, generations and
  * media, provider configurations and credit transactions of the tenant. The default tenant
  * cannot be deleted in single-tenant mode (400, dry run included). With `dry_run=true`
- * nothing is deleted and the rows per table that would be are returned. The rows are
+ * nothing is deleted and the rows per table that would be are returned; that parameter is
+ * deprecated (it spends this operation's small quota): use `GET
+ * /api/setup/tenant/{tenant_id}/deletion-preview`. The rows are
  * deleted in short batches per table, then the tenant row, so a large tenant neither times
  * out the request nor blocks other tenants. Limited to 5 requests per hour per caller.
  *
@@ -119,7 +139,8 @@ export const getTenant = <ThrowOnError extends boolean = false>(options: Options
  * Only the fields present change. `settings` replaces the stored object. A new `slug` that
  * is taken is a 409; the default tenant's slug cannot change and it cannot be set
  * `pending_approval` (400). Setting `status` from `pending_approval` to `active` approves a
- * self-registered tenant. `updated_at` moves on every update.
+ * self-registered tenant. `membership_policy` fields present change (`claims_issuer:
+ * null` lifts the issuer restriction). `updated_at` moves on every update.
  *
  */
 export const updateTenant = <ThrowOnError extends boolean = false>(options: Options<UpdateTenantData, ThrowOnError>) => (options.client ?? client).put<UpdateTenantResponses, UpdateTenantErrors, ThrowOnError>({
@@ -133,6 +154,20 @@ export const updateTenant = <ThrowOnError extends boolean = false>(options: Opti
 });
 
 /**
+ * Preview a tenant deletion
+ *
+ * The rows per table that `DELETE /api/setup/tenant/{tenant_id}` would delete now; nothing
+ * is changed. A read: it counts against the setup read limit, not the delete limit. Like
+ * the delete, it answers 400 for the default tenant in single-tenant mode.
+ *
+ */
+export const getTenantDeletionPreview = <ThrowOnError extends boolean = false>(options: Options<GetTenantDeletionPreviewData, ThrowOnError>) => (options.client ?? client).get<GetTenantDeletionPreviewResponses, GetTenantDeletionPreviewErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/deletion-preview',
+    ...options
+});
+
+/**
  * Audit tenant isolation
  *
  * Statistics (rows per table) and isolation violations per tenant: cross-tenant user
@@ -142,6 +177,100 @@ export const updateTenant = <ThrowOnError extends boolean = false>(options: Opti
 export const auditTenants = <ThrowOnError extends boolean = false>(options?: Options<AuditTenantsData, ThrowOnError>) => (options?.client ?? client).get<AuditTenantsResponses, AuditTenantsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/setup/audit',
+    ...options
+});
+
+/**
+ * List events (the audit log)
+ *
+ * Every tenant's events and the platform-wide ones (`tenant_id` null), newest first,
+ * cursor paged. Filters combine. Events of deleted tenants stay until the retention
+ * period (SERVICE_EVENT_RETENTION_DAYS) ends.
+ *
+ */
+export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/events',
+    ...options
+});
+
+/**
+ * List webhook endpoints
+ *
+ * Every endpoint, oldest first. Secrets are never shown again after creation.
+ */
+export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Options<ListWebhooksData, ThrowOnError>) => (options?.client ?? client).get<ListWebhooksResponses, ListWebhooksErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks',
+    ...options
+});
+
+/**
+ * Create a webhook endpoint
+ *
+ * Events whose action matches one of `events` (an action such as `member.added`, a
+ * category such as `tenant.*`, or `*`) are POSTed to `url` following the Standard Webhooks
+ * specification, signed with the returned `secret` (`whsec_…`, shown only in this
+ * answer). Only `http` and `https` URLs without credentials; redirects are not followed.
+ *
+ */
+export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook endpoint
+ *
+ * The endpoint and its deliveries go; pending deliveries are never sent.
+ */
+export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks/{webhook_id}',
+    ...options
+});
+
+/**
+ * Get a webhook endpoint
+ */
+export const getWebhook = <ThrowOnError extends boolean = false>(options: Options<GetWebhookData, ThrowOnError>) => (options.client ?? client).get<GetWebhookResponses, GetWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks/{webhook_id}',
+    ...options
+});
+
+/**
+ * Update a webhook endpoint
+ *
+ * Only the fields present change. Disabling an endpoint holds its pending deliveries until it is enabled again.
+ */
+export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>) => (options.client ?? client).put<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks/{webhook_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List an endpoint's deliveries and their attempts
+ *
+ * Newest first, cursor paged. Each delivery lists every attempt: when, the status code
+ * (null when no answer came), how long it took, the error, and when the next retry is due.
+ * A failed attempt is retried after 5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h and 12 h,
+ * then the delivery is `failed`.
+ *
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/webhooks/{webhook_id}/deliveries',
     ...options
 });
 
@@ -160,15 +289,21 @@ export const getRegistrationStatus = <ThrowOnError extends boolean = false>(opti
  * Creates a tenant for the caller, who becomes its `admin` member. Only in multi-tenant
  * mode (else 403 `Registration disabled`). Limited to 3 requests per hour per caller.
  *
- * - With SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS set, the domain of `admin_email`
- * and of the token's `email` claim (when it has one) must each be listed: exact,
+ * - With SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS set, the token must carry an
+ * `email` claim with `email_verified` true (or `"true"`; absent counts as unverified),
+ * and the domain of `admin_email` and of that claim must each be listed: exact,
  * case-insensitive match; subdomains of a listed domain are not admitted. Else 403
- * `Domain not allowed`, naming the domain.
+ * `Domain not allowed`, naming the domain or saying the token has no verified email.
  * - With SERVICE_MAX_TENANTS_PER_USER set, a caller who already registered that many
  * tenants (deleted ones do not count) gets 403 `Tenant limit reached`; concurrent
  * requests of one caller are serialised, so the limit holds under races.
- * - `organization_slug` taken → 409 `Conflict`. Without it the slug is generated from
- * the name and never conflicts.
+ * - `organization_slug` taken → 409 `Conflict`. A reserved slug (SERVICE_RESERVED_SLUGS
+ * and the default tenant's slug) or the slug of a tenant deleted or renamed within
+ * SERVICE_SLUG_RETIREMENT_DAYS → 409 `Conflict` saying the slug is reserved and why.
+ * Without it the slug is generated from the name, skipping taken, reserved and
+ * retired slugs, and never conflicts.
+ * - The new tenant's `membership_policy.provision_from_claims` is false: its members
+ * join by invitation (`POST /api/tenant/invitations`), never by naming it in a claim.
  * - `include_sample_data` defaults to true. The status is `pending_approval` when
  * SERVICE_TENANT_REGISTRATION_REQUIRES_APPROVAL is true: the tenant then answers 403
  * `Tenant pending approval` until a platform admin sets it `active`
@@ -235,11 +370,131 @@ export const addMember = <ThrowOnError extends boolean = false>(options: Options
 /**
  * Remove a member from the resolved tenant
  *
- * Tenant admins only. The last admin of a tenant cannot be removed (409).
+ * Tenant admins only. The last admin of a tenant cannot be removed (409): make another
+ * member admin first with `PATCH /api/tenant/members/{user_id}` (updateMemberRole).
+ * A member with requests in flight is removed when those requests end.
+ *
  */
 export const removeMember = <ThrowOnError extends boolean = false>(options: Options<RemoveMemberData, ThrowOnError>) => (options.client ?? client).delete<RemoveMemberResponses, RemoveMemberErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenant/members/{user_id}',
+    ...options
+});
+
+/**
+ * Change a member's role
+ *
+ * Tenant admins only. Demoting the last admin of the tenant is a 409 `Conflict`; two
+ * admins demoting each other at the same time leave exactly one admin. Setting the role a
+ * member already has changes nothing and answers 200.
+ *
+ */
+export const updateMemberRole = <ThrowOnError extends boolean = false>(options: Options<UpdateMemberRoleData, ThrowOnError>) => (options.client ?? client).patch<UpdateMemberRoleResponses, UpdateMemberRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/members/{user_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the tenant's invitations
+ *
+ * Tenant admins only. Newest first. `status` filters (`expired` is computed from
+ * `expires_at` when read: a pending invitation past its expiry lists as `expired`).
+ * `total_count` counts every match, not just the page. Tokens are never listed.
+ *
+ */
+export const listInvitations = <ThrowOnError extends boolean = false>(options?: Options<ListInvitationsData, ThrowOnError>) => (options?.client ?? client).get<ListInvitationsResponses, ListInvitationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/invitations',
+    ...options
+});
+
+/**
+ * Invite someone to the tenant by email
+ *
+ * Tenant admins only. Answers 201 with the invitation, its one-time `token` (returned
+ * only here and by resend; stored hashed) and `accept_url`
+ * (SERVICE_FRONTEND_BASE_URL + `/invitations/accept?token=…`, null when unset). The
+ * invitation expires after SERVICE_INVITATION_TTL_HOURS. A pending invitation for the
+ * same email (case-insensitive), or an email that is already a member's, is a 409
+ * `Conflict`. With SERVICE_SMTP_URL and SERVICE_MAIL_FROM the invitation is mailed (text
+ * and HTML); a mail failure does not fail the request (`delivery: failed`; resend
+ * retries). Shares the `invitations` counter with resend: 50 per hour per caller.
+ *
+ */
+export const createInvitation = <ThrowOnError extends boolean = false>(options: Options<CreateInvitationData, ThrowOnError>) => (options.client ?? client).post<CreateInvitationResponses, CreateInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/invitations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke an invitation
+ *
+ * Tenant admins only. A pending (or expired) invitation becomes `revoked` and its token
+ * stops working (200 with the invitation). An accepted one cannot be revoked (409: remove
+ * the member instead); revoking a revoked one changes nothing (200).
+ *
+ */
+export const revokeInvitation = <ThrowOnError extends boolean = false>(options: Options<RevokeInvitationData, ThrowOnError>) => (options.client ?? client).delete<RevokeInvitationResponses, RevokeInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/invitations/{invitation_id}',
+    ...options
+});
+
+/**
+ * Resend an invitation with a new token
+ *
+ * Tenant admins only. Only a pending or expired invitation (else 409): it gets a new
+ * `token` and `expires_at`, the old token stops working, and the mail is sent again.
+ * Shares the `invitations` counter with create: 50 per hour per caller.
+ *
+ */
+export const resendInvitation = <ThrowOnError extends boolean = false>(options: Options<ResendInvitationData, ThrowOnError>) => (options.client ?? client).post<ResendInvitationResponses, ResendInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/invitations/{invitation_id}/resend',
+    ...options
+});
+
+/**
+ * Accept an invitation
+ *
+ * Needs a token but no tenant. The caller's `email` claim must equal the invited email
+ * (case-insensitive) and must not be unverified (`email_verified` present and not true)
+ * → else 403 `Access denied`. Unknown, used or revoked token → 404
+ * `Invitation not found`; expired → 410 `Invitation expired`; the caller already a
+ * member of the tenant → 409 `Conflict`. On success the caller becomes a member with the
+ * invited role and can use the tenant with `X-Tenant: <slug>`.
+ *
+ */
+export const acceptInvitation = <ThrowOnError extends boolean = false>(options: Options<AcceptInvitationData, ThrowOnError>) => (options.client ?? client).post<AcceptInvitationResponses, AcceptInvitationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/invitations/accept',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the resolved tenant's events
+ *
+ * Tenant admins only: the events of this tenant (never another tenant's, never the
+ * platform-wide ones: row-level security), newest first, cursor paged.
+ *
+ */
+export const listTenantEvents = <ThrowOnError extends boolean = false>(options?: Options<ListTenantEventsData, ThrowOnError>) => (options?.client ?? client).get<ListTenantEventsResponses, ListTenantEventsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/events',
     ...options
 });
 

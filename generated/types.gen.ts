@@ -41,12 +41,34 @@ export type TenantSettings = {
     [key: string]: unknown;
 };
 
+/**
+ * Who may become a member of the tenant without an invitation. With
+ * `provision_from_claims` true, a caller whose token names this tenant in a claim
+ * (`tenant`, `org`…) becomes a `member` on first use — only when the token's `iss` equals
+ * `claims_issuer`, if that is set. With false, members join by invitation (or are added
+ * by an admin); a claim then needs an existing membership.
+ *
+ */
+export type MembershipPolicy = {
+    provision_from_claims: boolean;
+    claims_issuer: string | null;
+};
+
+/**
+ * Fields present change; `claims_issuer` null lifts the issuer restriction.
+ */
+export type MembershipPolicyInput = {
+    provision_from_claims?: boolean;
+    claims_issuer?: string | null;
+};
+
 export type Tenant = {
     tenant_id: string;
     name: string;
     slug: Slug;
     settings: TenantSettings;
     status: TenantStatus;
+    membership_policy: MembershipPolicy;
     created_at: string;
     updated_at: string;
 };
@@ -62,6 +84,7 @@ export type CreateTenantRequest = {
     slug: Slug;
     settings?: TenantSettings;
     include_sample_data?: boolean;
+    membership_policy?: MembershipPolicyInput;
 };
 
 export type CreateTenantResponse = {
@@ -80,6 +103,7 @@ export type UpdateTenantRequest = {
     slug?: Slug;
     settings?: TenantSettings;
     status?: TenantStatus;
+    membership_policy?: MembershipPolicyInput;
 };
 
 export type DeleteTenantResponse = {
@@ -95,6 +119,12 @@ export type DeleteTenantDryRunResponse = {
     rows: TableCounts;
 };
 
+export type TenantDeletionPreview = {
+    tenant_id: string;
+    message: string;
+    rows: TableCounts;
+};
+
 /**
  * Rows per table.
  */
@@ -103,6 +133,12 @@ export type TableCounts = {
 };
 
 export type SetupStatus = {
+    /**
+     * True when the default tenant (the tenant marked default) is missing. A tenant that
+     * merely holds the default slug is never adopted as the default; `recommendations`
+     * then says how to resolve it.
+     *
+     */
     setup_needed: boolean;
     has_default_tenant: boolean;
     default_tenant_id: string | null;
@@ -159,6 +195,140 @@ export type AuditViolation = {
      * A sentence describing the violation.
      */
     message: string;
+};
+
+/**
+ * One change, written in the same transaction as the change. `data` holds the affected
+ * object; updates carry `before` and `after` of the changed fields. Never a secret or token.
+ *
+ */
+export type Event = {
+    event_id: string;
+    occurred_at: string;
+    /**
+     * tenant.created, tenant.registered, tenant.updated, tenant.approved, tenant.deleted,
+     * member.added, member.provisioned, member.role_changed, member.removed,
+     * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
+     * webhook.created, webhook.updated, webhook.deleted, board.created.
+     *
+     */
+    action: string;
+    /**
+     * The tenant the change belongs to; null for platform-wide changes (webhooks).
+     */
+    tenant_id: string | null;
+    actor: EventActor;
+    target: EventTarget;
+    request_id: string | null;
+    /**
+     * The client address (from X-Forwarded-For only with SERVICE_TRUST_PROXY).
+     */
+    ip: string | null;
+    data: {
+        [key: string]: unknown;
+    };
+};
+
+/**
+ * The verified caller who made the change.
+ */
+export type EventActor = {
+    issuer: string | null;
+    subject: string | null;
+    email: string | null;
+    platform_admin: boolean;
+};
+
+export type EventTarget = {
+    /**
+     * tenant, member, invitation, webhook or board.
+     */
+    type: string;
+    id: string | null;
+};
+
+export type EventList = {
+    events: Array<Event>;
+    next_cursor: string | null;
+};
+
+/**
+ * Actions (`member.added`), categories (`tenant.*`) or `*`.
+ */
+export type WebhookEventPatterns = Array<string>;
+
+export type Webhook = {
+    webhook_id: string;
+    url: string;
+    description: string | null;
+    events: WebhookEventPatterns;
+    enabled: boolean;
+    created_at: string;
+    updated_at: string;
+};
+
+export type CreatedWebhook = Webhook & {
+    /**
+     * The signing secret (`whsec_` + base64). Shown only in this answer.
+     */
+    secret: string;
+};
+
+export type WebhookList = {
+    webhooks: Array<Webhook>;
+};
+
+export type CreateWebhookRequest = {
+    /**
+     * An http or https URL without user name or password.
+     */
+    url: string;
+    events: WebhookEventPatterns;
+    description?: string;
+    enabled?: boolean;
+};
+
+export type UpdateWebhookRequest = {
+    url?: string;
+    events?: WebhookEventPatterns;
+    description?: string | null;
+    enabled?: boolean;
+};
+
+export type WebhookDeliveryAttempt = {
+    attempt: number;
+    attempted_at: string;
+    /**
+     * The receiver's HTTP status; null when no answer came (timeout, refused connection).
+     */
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+    /**
+     * When the next attempt is due; null after success or the last attempt.
+     */
+    next_retry_at: string | null;
+};
+
+export type WebhookDelivery = {
+    delivery_id: string;
+    /**
+     * Also the `webhook-id` header of every attempt.
+     */
+    event_id: string;
+    event_type: string;
+    tenant_id: string | null;
+    status: 'pending' | 'delivered' | 'failed';
+    attempt_count: number;
+    next_attempt_at: string | null;
+    created_at: string;
+    finished_at: string | null;
+    attempts: Array<WebhookDeliveryAttempt>;
+};
+
+export type WebhookDeliveryList = {
+    deliveries: Array<WebhookDelivery>;
+    next_cursor: string | null;
 };
 
 export type RegistrationStatus = {
@@ -237,14 +407,77 @@ export type MemberList = {
 };
 
 export type AddMemberRequest = {
+    /**
+     * At most 255 characters (1 020 bytes in UTF-8), so that issuer and subject together fit PostgreSQL's unique index on a member's identity.
+     */
     subject: string;
     /**
-     * Defaults to the issuer of the caller's token.
+     * Defaults to the issuer of the caller's token. At most 255 characters (1 020 bytes in UTF-8), so that issuer and subject together fit PostgreSQL's unique index on a member's identity.
      */
     issuer?: string;
     email: string;
     display_name?: string;
     role: MemberRole;
+};
+
+export type UpdateMemberRoleRequest = {
+    role: MemberRole;
+};
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+export type Invitation = {
+    invitation_id: string;
+    tenant_id: string;
+    email: string;
+    role: MemberRole;
+    status: InvitationStatus;
+    expires_at: string;
+    created_at: string;
+    /**
+     * The admin who created it; `user_id` is null once that member is removed.
+     */
+    invited_by: {
+        user_id: string | null;
+        email: string | null;
+    };
+    accepted_at: string | null;
+    revoked_at: string | null;
+    /**
+     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL).
+     */
+    delivery: 'sent' | 'failed' | 'not_configured';
+};
+
+export type InvitationWithToken = Invitation & {
+    /**
+     * One-time secret; shown only in this response.
+     */
+    token: string;
+    /**
+     * SERVICE_FRONTEND_BASE_URL + `/invitations/accept?token=…`; null when no frontend is configured.
+     */
+    accept_url: string | null;
+};
+
+export type InvitationList = {
+    invitations: Array<Invitation>;
+    total_count: number;
+    next_cursor: string | null;
+};
+
+export type CreateInvitationRequest = {
+    email: string;
+    role?: MemberRole;
+};
+
+export type AcceptInvitationRequest = {
+    token: string;
+};
+
+export type AcceptedInvitation = {
+    tenant: Tenant;
+    membership: Member;
 };
 
 export type CurrentTenant = {
@@ -319,7 +552,33 @@ export type Jwks = {
  */
 export type XTenant = string;
 
+export type WebhookId = string;
+
+/**
+ * Only events with this action, e.g. `tenant.created`.
+ */
+export type EventAction = string;
+
+/**
+ * Only events made by the caller with this `sub`.
+ */
+export type EventActorSubject = string;
+
+/**
+ * Only events at or after this time.
+ */
+export type EventSince = string;
+
+/**
+ * Only events before this time.
+ */
+export type EventUntil = string;
+
 export type TenantId = string;
+
+export type UserId = string;
+
+export type InvitationId = string;
 
 /**
  * Makes a retried create return the first result instead of a Conflict.
@@ -424,6 +683,38 @@ export type GetJwksResponses = {
 };
 
 export type GetJwksResponse = GetJwksResponses[keyof GetJwksResponses];
+
+export type GetMetricsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/metrics';
+};
+
+export type GetMetricsErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+};
+
+export type GetMetricsError = GetMetricsErrors[keyof GetMetricsErrors];
+
+export type GetMetricsResponses = {
+    /**
+     * The metrics.
+     */
+    200: string;
+};
+
+export type GetMetricsResponse = GetMetricsResponses[keyof GetMetricsResponses];
 
 export type GetSetupStatusData = {
     body?: never;
@@ -608,7 +899,9 @@ export type DeleteTenantData = {
     };
     query?: {
         /**
-         * Count what would be deleted and delete nothing.
+         * Deprecated, kept for one release: count what would be deleted and delete nothing. Counts against the delete limit (5 per hour); use `GET /api/setup/tenant/{tenant_id}/deletion-preview`, which does not.
+         *
+         * @deprecated
          */
         dry_run?: boolean;
     };
@@ -780,6 +1073,60 @@ export type UpdateTenantResponses = {
 
 export type UpdateTenantResponse = UpdateTenantResponses[keyof UpdateTenantResponses];
 
+export type GetTenantDeletionPreviewData = {
+    body?: never;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/deletion-preview';
+};
+
+export type GetTenantDeletionPreviewErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetTenantDeletionPreviewError = GetTenantDeletionPreviewErrors[keyof GetTenantDeletionPreviewErrors];
+
+export type GetTenantDeletionPreviewResponses = {
+    /**
+     * What deleting the tenant would remove.
+     */
+    200: TenantDeletionPreview;
+};
+
+export type GetTenantDeletionPreviewResponse = GetTenantDeletionPreviewResponses[keyof GetTenantDeletionPreviewResponses];
+
 export type AuditTenantsData = {
     body?: never;
     path?: never;
@@ -836,6 +1183,404 @@ export type AuditTenantsResponses = {
 };
 
 export type AuditTenantsResponse = AuditTenantsResponses[keyof AuditTenantsResponses];
+
+export type ListEventsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        tenant_id?: string;
+        /**
+         * Only events with this action, e.g. `tenant.created`.
+         */
+        action?: string;
+        /**
+         * Only events made by the caller with this `sub`.
+         */
+        actor_subject?: string;
+        /**
+         * Only events at or after this time.
+         */
+        since?: string;
+        /**
+         * Only events before this time.
+         */
+        until?: string;
+        limit?: number;
+        /**
+         * Opaque cursor from a previous page's `next_cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/api/setup/events';
+};
+
+export type ListEventsErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListEventsError = ListEventsErrors[keyof ListEventsErrors];
+
+export type ListEventsResponses = {
+    /**
+     * One page of events, newest first.
+     */
+    200: EventList;
+};
+
+export type ListEventsResponse = ListEventsResponses[keyof ListEventsResponses];
+
+export type ListWebhooksData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/setup/webhooks';
+};
+
+export type ListWebhooksErrors = {
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListWebhooksError = ListWebhooksErrors[keyof ListWebhooksErrors];
+
+export type ListWebhooksResponses = {
+    /**
+     * The endpoints.
+     */
+    200: WebhookList;
+};
+
+export type ListWebhooksResponse = ListWebhooksResponses[keyof ListWebhooksResponses];
+
+export type CreateWebhookData = {
+    body: CreateWebhookRequest;
+    path?: never;
+    query?: never;
+    url: '/api/setup/webhooks';
+};
+
+export type CreateWebhookErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateWebhookError = CreateWebhookErrors[keyof CreateWebhookErrors];
+
+export type CreateWebhookResponses = {
+    /**
+     * The new endpoint, with its signing secret (shown only here).
+     */
+    201: CreatedWebhook;
+};
+
+export type CreateWebhookResponse = CreateWebhookResponses[keyof CreateWebhookResponses];
+
+export type DeleteWebhookData = {
+    body?: never;
+    path: {
+        webhook_id: string;
+    };
+    query?: never;
+    url: '/api/setup/webhooks/{webhook_id}';
+};
+
+export type DeleteWebhookErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeleteWebhookError = DeleteWebhookErrors[keyof DeleteWebhookErrors];
+
+export type DeleteWebhookResponses = {
+    /**
+     * The endpoint was deleted.
+     */
+    204: void;
+};
+
+export type DeleteWebhookResponse = DeleteWebhookResponses[keyof DeleteWebhookResponses];
+
+export type GetWebhookData = {
+    body?: never;
+    path: {
+        webhook_id: string;
+    };
+    query?: never;
+    url: '/api/setup/webhooks/{webhook_id}';
+};
+
+export type GetWebhookErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetWebhookError = GetWebhookErrors[keyof GetWebhookErrors];
+
+export type GetWebhookResponses = {
+    /**
+     * The endpoint (without its secret).
+     */
+    200: Webhook;
+};
+
+export type GetWebhookResponse = GetWebhookResponses[keyof GetWebhookResponses];
+
+export type UpdateWebhookData = {
+    body: UpdateWebhookRequest;
+    path: {
+        webhook_id: string;
+    };
+    query?: never;
+    url: '/api/setup/webhooks/{webhook_id}';
+};
+
+export type UpdateWebhookErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateWebhookError = UpdateWebhookErrors[keyof UpdateWebhookErrors];
+
+export type UpdateWebhookResponses = {
+    /**
+     * The endpoint after the update.
+     */
+    200: Webhook;
+};
+
+export type UpdateWebhookResponse = UpdateWebhookResponses[keyof UpdateWebhookResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path: {
+        webhook_id: string;
+    };
+    query?: {
+        limit?: number;
+        /**
+         * Opaque cursor from a previous page's `next_cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/api/setup/webhooks/{webhook_id}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * One page of deliveries.
+     */
+    200: WebhookDeliveryList;
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
 
 export type GetRegistrationStatusData = {
     body?: never;
@@ -1256,6 +2001,515 @@ export type RemoveMemberResponses = {
 };
 
 export type RemoveMemberResponse = RemoveMemberResponses[keyof RemoveMemberResponses];
+
+export type UpdateMemberRoleData = {
+    body: UpdateMemberRoleRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        user_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/members/{user_id}';
+};
+
+export type UpdateMemberRoleErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateMemberRoleError = UpdateMemberRoleErrors[keyof UpdateMemberRoleErrors];
+
+export type UpdateMemberRoleResponses = {
+    /**
+     * The member after the change.
+     */
+    200: Member;
+};
+
+export type UpdateMemberRoleResponse = UpdateMemberRoleResponses[keyof UpdateMemberRoleResponses];
+
+export type ListInvitationsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: {
+        status?: InvitationStatus;
+        limit?: number;
+        /**
+         * Opaque cursor from a previous page's `next_cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/api/tenant/invitations';
+};
+
+export type ListInvitationsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListInvitationsError = ListInvitationsErrors[keyof ListInvitationsErrors];
+
+export type ListInvitationsResponses = {
+    /**
+     * One page of invitations.
+     */
+    200: InvitationList;
+};
+
+export type ListInvitationsResponse = ListInvitationsResponses[keyof ListInvitationsResponses];
+
+export type CreateInvitationData = {
+    body: CreateInvitationRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/invitations';
+};
+
+export type CreateInvitationErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateInvitationError = CreateInvitationErrors[keyof CreateInvitationErrors];
+
+export type CreateInvitationResponses = {
+    /**
+     * The invitation, with its one-time token.
+     */
+    201: InvitationWithToken;
+};
+
+export type CreateInvitationResponse = CreateInvitationResponses[keyof CreateInvitationResponses];
+
+export type RevokeInvitationData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        invitation_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/invitations/{invitation_id}';
+};
+
+export type RevokeInvitationErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Invitation not found` (unknown, used or revoked token or id), or `Tenant not found` while resolving the tenant.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type RevokeInvitationError = RevokeInvitationErrors[keyof RevokeInvitationErrors];
+
+export type RevokeInvitationResponses = {
+    /**
+     * The revoked invitation.
+     */
+    200: Invitation;
+};
+
+export type RevokeInvitationResponse = RevokeInvitationResponses[keyof RevokeInvitationResponses];
+
+export type ResendInvitationData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        invitation_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/invitations/{invitation_id}/resend';
+};
+
+export type ResendInvitationErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Invitation not found` (unknown, used or revoked token or id), or `Tenant not found` while resolving the tenant.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ResendInvitationError = ResendInvitationErrors[keyof ResendInvitationErrors];
+
+export type ResendInvitationResponses = {
+    /**
+     * The invitation, with its new one-time token.
+     */
+    200: InvitationWithToken;
+};
+
+export type ResendInvitationResponse = ResendInvitationResponses[keyof ResendInvitationResponses];
+
+export type AcceptInvitationData = {
+    body: AcceptInvitationRequest;
+    path?: never;
+    query?: never;
+    url: '/api/invitations/accept';
+};
+
+export type AcceptInvitationErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Invitation not found` (unknown, used or revoked token or id), or `Tenant not found` while resolving the tenant.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Invitation expired`: ask the tenant's admin to resend it.
+     */
+    410: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type AcceptInvitationError = AcceptInvitationErrors[keyof AcceptInvitationErrors];
+
+export type AcceptInvitationResponses = {
+    /**
+     * The tenant joined and the caller's new membership.
+     */
+    200: AcceptedInvitation;
+};
+
+export type AcceptInvitationResponse = AcceptInvitationResponses[keyof AcceptInvitationResponses];
+
+export type ListTenantEventsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Only events with this action, e.g. `tenant.created`.
+         */
+        action?: string;
+        /**
+         * Only events made by the caller with this `sub`.
+         */
+        actor_subject?: string;
+        /**
+         * Only events at or after this time.
+         */
+        since?: string;
+        /**
+         * Only events before this time.
+         */
+        until?: string;
+        limit?: number;
+        /**
+         * Opaque cursor from a previous page's `next_cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/api/tenant/events';
+};
+
+export type ListTenantEventsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListTenantEventsError = ListTenantEventsErrors[keyof ListTenantEventsErrors];
+
+export type ListTenantEventsResponses = {
+    /**
+     * One page of events, newest first.
+     */
+    200: EventList;
+};
+
+export type ListTenantEventsResponse = ListTenantEventsResponses[keyof ListTenantEventsResponses];
 
 export type ListBoardsData = {
     body?: never;

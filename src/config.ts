@@ -18,6 +18,8 @@ export interface Config {
   readonly frontendBaseUrl: string | null;
   readonly logLevel: LogLevel;
   readonly databaseUrl: string | null;
+  /** Where migrations run (SERVICE_MIGRATION_DATABASE_URL); null: databaseUrl. A direct connection when databaseUrl is a transaction pooler. */
+  readonly migrationDatabaseUrl: string | null;
   readonly dataDir: string;
   readonly redisUrl: string | null;
   readonly authProvider: AuthProvider;
@@ -33,6 +35,20 @@ export interface Config {
   readonly redisKeyPrefix: string;
   readonly trustProxy: boolean;
   readonly graphqlPath: string;
+  /** SERVICE_EVENT_RETENTION_DAYS: how long audit-log events are kept (daily purge). */
+  readonly eventRetentionDays: number;
+  /** Slugs self-service registration may never take (the default tenant's slug is added). */
+  readonly reservedSlugs: readonly string[];
+  /** Days a deleted tenant's slug stays unavailable to self-service registration. */
+  readonly slugRetirementDays: number;
+  /** Lifetime of an invitation, in hours. */
+  readonly invitationTtlHours: number;
+  /** SMTP server for invitation mail; null: no mail is sent. */
+  readonly smtpUrl: string | null;
+  /** Sender of invitation mail (required with smtpUrl). */
+  readonly mailFrom: string | null;
+  /** When set, GET /metrics requires `Authorization: Bearer <this token>`. */
+  readonly metricsToken: string | null;
 }
 
 /** Thrown when one or more variables are invalid; the message names each of them. */
@@ -132,6 +148,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const databaseUrl = url('SERVICE_DATABASE_URL', ['postgres:', 'postgresql:']);
+  const migrationDatabaseUrl = url('SERVICE_MIGRATION_DATABASE_URL', ['postgres:', 'postgresql:']);
+  if (migrationDatabaseUrl !== null && databaseUrl === null) problems.push('SERVICE_MIGRATION_DATABASE_URL: needs SERVICE_DATABASE_URL as well');
   const dataDir = path.resolve(str('SERVICE_DATA_DIR') ?? './.data');
   const redisUrl = url('SERVICE_REDIS_URL', ['redis:', 'rediss:']);
 
@@ -180,6 +198,41 @@ export function loadConfig(env: Env = process.env): Config {
   const trustProxy = bool('SERVICE_TRUST_PROXY', false);
   const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
   if (!graphqlPath.startsWith('/')) problems.push(`SERVICE_GRAPHQL_PATH: must start with '/', got '${graphqlPath}'`);
+  const metricsToken = str('SERVICE_METRICS_TOKEN');
+  if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    problems.push('SERVICE_METRICS_TOKEN: must be at least 16 characters without white space');
+  }
+
+  const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
+  let reservedSlugs = ['admin', 'api', 'app', 'default', 'help', 'root', 'setup', 'status', 'support', 'system', 'www'];
+  const rs = raw('SERVICE_RESERVED_SLUGS');
+  if (rs !== undefined) {
+    let items: unknown = rs.split(',');
+    if (rs.startsWith('[')) {
+      try {
+        items = JSON.parse(rs);
+      } catch {
+        items = null;
+      }
+    }
+    if (!Array.isArray(items) || !items.every((i) => typeof i === 'string')) {
+      problems.push('SERVICE_RESERVED_SLUGS: expected a comma-separated list or a JSON array of slugs');
+    } else {
+      reservedSlugs = (items as string[]).map((i) => i.trim().toLowerCase()).filter((i) => i !== '');
+      for (const r of reservedSlugs) {
+        if (!SLUG.test(r) || r.length > 255) problems.push(`SERVICE_RESERVED_SLUGS: '${r}' is not a slug (^[a-z0-9-]+$)`);
+      }
+    }
+  }
+  if (!reservedSlugs.includes(defaultTenantSlug)) reservedSlugs.push(defaultTenantSlug);
+  const slugRetirementDays = int('SERVICE_SLUG_RETIREMENT_DAYS', 0, 36_500) ?? 90;
+  const invitationTtlHours = int('SERVICE_INVITATION_TTL_HOURS', 1, 8_760) ?? 168;
+  const smtpUrl = url('SERVICE_SMTP_URL', ['smtp:', 'smtps:']);
+  const mailFrom = str('SERVICE_MAIL_FROM');
+  if (mailFrom !== null && !/^[^\s@<>]+@[^\s@<>]+$|^[^<>]*<[^\s@<>]+@[^\s@<>]+>$/.test(mailFrom)) {
+    problems.push(`SERVICE_MAIL_FROM: expected an email address ('tenants@example.com' or 'Acme <tenants@example.com>'), got '${mailFrom}'`);
+  }
+  if (smtpUrl !== null && mailFrom === null) problems.push('SERVICE_MAIL_FROM: required when SERVICE_SMTP_URL is set');
 
   if (problems.length) throw new ConfigError(problems);
 
@@ -194,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     frontendBaseUrl,
     logLevel,
     databaseUrl,
+    migrationDatabaseUrl,
     dataDir,
     redisUrl,
     authProvider,
@@ -209,6 +263,13 @@ export function loadConfig(env: Env = process.env): Config {
     redisKeyPrefix,
     trustProxy,
     graphqlPath,
+    eventRetentionDays,
+    reservedSlugs: Object.freeze(reservedSlugs),
+    slugRetirementDays,
+    invitationTtlHours,
+    smtpUrl,
+    mailFrom,
+    metricsToken,
   });
 }
 

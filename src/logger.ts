@@ -5,8 +5,17 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config';
 
+/**
+ * Standard output, written asynchronously (sonic-boom): a request does not wait for its log
+ * lines, and lines that pile up while a write is in flight go out together. `flushLogger`
+ * (shutdown) and pino's own exit hook write what is still buffered.
+ */
+function stdoutDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: false });
+}
+
 /** Creates the root logger (JSON lines on stdout unless another destination is given). */
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+export function createLogger(level: LogLevel, destination: DestinationStream = stdoutDestination()): Logger {
   return pino(
     {
       name: 'tenant-service',
@@ -21,4 +30,18 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     },
     destination,
   );
+}
+
+/** Writes out every buffered line; resolves when done (or at once for a synchronous destination). */
+export function flushLogger(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    try {
+      logger.flush((err?: Error) => {
+        void err;
+        resolve();
+      });
+    } catch {
+      resolve();
+    }
+  });
 }

@@ -19,11 +19,46 @@ export function openApiPath(): string {
   throw new Error('openapi.yaml not found next to the package');
 }
 
-/** A fresh copy of the parsed OpenAPI document (callers may mutate it). */
+const ACCESS_TEXT: Record<string, string> = {
+  public: 'public (no token)',
+  caller: 'any caller with a valid token',
+  platformAdmin: 'platform admins only',
+  tenantMember: 'members of the resolved tenant (and platform admins)',
+  tenantAdmin: 'admins of the resolved tenant (and platform admins)',
+};
+
+/**
+ * Appends each operation's `x-access` and `x-rate-limit` to its description, so the API
+ * reference (/docs, which renders descriptions) shows who may call it and how often.
+ */
+function describeExtensions(doc: Record<string, unknown>): void {
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, Record<string, unknown>>>)) {
+    for (const op of Object.values(item)) {
+      if (!op || typeof op !== 'object' || typeof op.operationId !== 'string') continue;
+      const access = ACCESS_TEXT[String(op['x-access'])];
+      const limit = op['x-rate-limit'] as { counter?: string; limit?: number; window?: string } | undefined;
+      const notes = [
+        access ? `**Access** (\`x-access: ${String(op['x-access'])}\`): ${access}.` : null,
+        limit
+          ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} per caller (per client address without a valid token), counter \`${limit.counter}\`.`
+          : '**Rate limit**: none.',
+      ].filter(Boolean);
+      const description = typeof op.description === 'string' ? op.description.trimEnd() : '';
+      op.description = `${description ? `${description}\n\n` : ''}${notes.join('\n\n')}\n`;
+    }
+  }
+}
+
+/**
+ * A fresh copy of the parsed OpenAPI document (callers may mutate it), each operation's
+ * description completed with its access level and rate limit.
+ */
 export function loadOpenApiDocument(): Record<string, unknown> {
   if (!cached) {
     const file = openApiPath();
-    cached = { file, doc: yaml.load(fs.readFileSync(file, 'utf8')) as Record<string, unknown> };
+    const doc = yaml.load(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    describeExtensions(doc);
+    cached = { file, doc };
   }
   return structuredClone(cached.doc);
 }

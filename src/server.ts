@@ -6,10 +6,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
-import { migrate, openDatabase } from './db/database';
+import { migrate, openDatabase, openOwnerDatabase } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
-import { createLogger } from './logger';
+import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './services';
+import { startRetentionWorker } from './workers/retention';
+import { startWebhookWorker } from './workers/webhook-delivery';
 
 const DRAIN_TIMEOUT_MS = 25_000;
 
@@ -36,8 +38,9 @@ async function main(): Promise<void> {
     url = embedded.url;
   }
   logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
-  await migrate(url, config.defaultTenantSlug, logger);
-  const db = openDatabase({ url });
+  // Migrations hold a session advisory lock: behind a transaction pooler they need a direct URL.
+  await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
+  const db = openDatabase({ url, logger });
   const services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
   const app = await createApp(config, services);
 
@@ -49,6 +52,12 @@ async function main(): Promise<void> {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   });
+  // Background work of every instance: webhook deliveries (SKIP LOCKED claims, so instances
+  // share the outbox) and the daily retention purge, which needs the owner's connection
+  // (the migrations' URL: the schema owner; the pool above runs as the runtime role).
+  const ownerUrl = embedded ? url : (config.migrationDatabaseUrl ?? url);
+  const webhookWorker = startWebhookWorker({ db, logger, onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome) });
+  const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });
   const addr = server.address() as AddressInfo;
   logger.info(
     { host: addr.address, port: addr.port, auth_provider: config.authProvider, multi_tenant_mode: config.multiTenantMode },
@@ -65,17 +74,24 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, DRAIN_TIMEOUT_MS);
     force.unref();
-    // Stop accepting; idle keep-alive sockets close now, busy ones after their response.
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+    // Stop accepting; idle keep-alive sockets close now, busy ones after their response. The
+    // webhook worker claims nothing more; an attempt in flight finishes (at most its 10 s
+    // timeout) and is recorded, so none is lost or left half-done.
+    await Promise.all([
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+      webhookWorker.stop(),
+      retention.stop(),
+    ]);
     clearTimeout(force);
     await closeServices(services);
     await db.destroy();
     if (embedded) await embedded.stop();
     logger.info('Stopped');
-    logger.flush?.();
+    // Log lines are written asynchronously: every buffered line is out before the process ends.
+    await flushLogger(logger);
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,15 +1,17 @@
 /**
  * Builds the AppServices of a process (or a test) from its Config and an open pool.
  */
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { loadOrCreateLocalKeys } from './auth/local-keys';
 import type { Config } from './config';
+import type { Database } from './db/tenant-scope';
+import { createMetrics } from './http/metrics';
 import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './http/services';
+import { createMailer } from './mail/invitation-mail';
 
 export interface BuildServicesOptions {
-  db: Knex;
+  db: Database;
   logger: Logger;
   embeddedDatabase?: boolean;
 }
@@ -24,10 +26,13 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
     localKeys,
     rateLimiter,
     embeddedDatabase: opts.embeddedDatabase ?? false,
+    mailer: createMailer(config.smtpUrl, config.mailFrom),
+    metrics: createMetrics({ db: opts.db }),
   };
 }
 
 /** Closes what buildServices opened (not the pool, which the caller owns). */
 export async function closeServices(services: AppServices): Promise<void> {
   await services.rateLimiter?.close();
+  services.mailer.close();
 }

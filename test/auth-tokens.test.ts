@@ -91,6 +91,33 @@ describe('local provider', () => {
     const sig = crypto.createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
     return expect401(t, `${header}.${payload}.${sig}`);
   });
+  // issue 17 item 7
+  it('iat ten years ahead', () => expect401(t, sign({ sub: 'x', iat: now() + 10 * 365 * 86_400 })));
+  it('iat two minutes ahead (beyond the clock tolerance)', () => expect401(t, sign({ sub: 'x', iat: now() + 120 })));
+  it('accepts an iat within the clock tolerance (control)', async () => {
+    const token = sign({ sub: unique('skew'), tenant: tenantSlug, iat: now() + 10 });
+    await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${token}`).expect(200);
+  });
+  it('an unknown crit header parameter (RFC 7515 §4.1.11)', () =>
+    expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: ['exp-ext'], 'exp-ext': 1 } as unknown as jwt.JwtHeader })));
+  it('an empty crit list', () => expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: [] } as unknown as jwt.JwtHeader })));
+  // issue 17 item 4: identity claims PostgreSQL can index
+  it('sub over 1024 UTF-8 bytes', async () => {
+    const r = await expect401(t, sign({ sub: '字'.repeat(342), tenant: tenantSlug })); // 1 026 bytes, 342 characters
+    expect(r.body.detail).toMatch(/subject \(sub\) is longer than 1024 bytes/);
+  });
+  it('sub of 6000 characters', () => expect401(t, sign({ sub: 's'.repeat(6000), tenant: tenantSlug })));
+  it('iss over 1024 UTF-8 bytes', async () => {
+    const r = await expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { issuer: `${LOCAL_ISSUER}${'字'.repeat(400)}` }));
+    // The issuer check is not the length check here (the local issuer is fixed), so either reason is a refusal.
+    expect(r.body.detail).toMatch(/issuer/);
+  });
+  it('accepts sub of exactly 1024 bytes of 4-byte characters and provisions the member (control)', async () => {
+    const sub = '𝄞'.repeat(256); // 256 × 4 bytes
+    const r = await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${sign({ sub, tenant: tenantSlug })}`);
+    expect(r.status).toBe(200);
+    expect(await ownerConnection()('users').where({ subject: sub }).count({ n: '*' })).toEqual([{ n: '1' }]);
+  });
   it('refuses a token minted with another data dir', () => {
     const otherDir = `${TEST_DATA_DIR}-other-${unique()}`;
     const other = loadOrCreateLocalKeys(otherDir);
@@ -131,9 +158,10 @@ describe('jwks provider (real JWKS over HTTP)', () => {
       const token = jwks.sign({ sub: 'x' }, { audience: 'tenant-api', issuer: jwks.issuer, key: other, kid: `unknown-${i}` });
       const r = await request(t.app).get('/api/tenant').set('X-Tenant', tenantSlug).set('Authorization', `Bearer ${token}`);
       expect(r.status).toBe(401);
+      expect(r.body.detail).toBe('The token was signed by an unknown key.');
     }
-    // jwks-rsa rate-limits key fetches (10 per minute): 30 unknown kids cannot cause 30 fetches.
-    expect(jwks.requests.jwks - before).toBeLessThanOrEqual(10);
+    // Unknown kids refetch at most once per 30 s cooldown: 30 of them cost at most one fetch.
+    expect(jwks.requests.jwks - before).toBeLessThanOrEqual(1);
     // and known keys keep working from the cache
     await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${good()}`).expect(200);
   });
@@ -170,13 +198,112 @@ describe('oidc provider (discovery)', () => {
     }
   });
 
-  it('an unreachable identity provider is a 401, not a 500', async () => {
+  it('an unreachable identity provider is a 503 with Retry-After, not a 401 (the token may be fine)', async () => {
     const t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_OIDC_ISSUER: 'http://127.0.0.1:9' });
     try {
-      await expect401(t, jwks.sign({ sub: 'x' }, { issuer: 'http://127.0.0.1:9' }));
+      const r = await request(t.app).get('/api/tenant').set('X-Tenant', tenantSlug).set('Authorization', `Bearer ${jwks.sign({ sub: 'x' }, { issuer: 'http://127.0.0.1:9' })}`);
+      expect(r.status).toBe(503);
+      expect(r.body.error).toBe('Service unavailable');
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     } finally {
       await t.close();
     }
+  });
+});
+
+// issue 17 item 2: key rotation under a flood of unknown key ids, and a JWKS that is down.
+describe('jwks provider: rotation and outages (own JWKS server, short cooldown)', () => {
+  const COOLDOWN_MS = 300;
+  let idp: JwksServer;
+  let t: TestApp;
+  const env = () => ({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: idp.jwksUri, SERVICE_JWT_ISSUER: idp.issuer });
+  beforeEach(async () => {
+    idp = await startJwksServer();
+    t = await startTestApp(env(), { authOptions: { jwks: { cooldownMs: COOLDOWN_MS } } });
+  });
+  afterEach(async () => {
+    await t.close();
+    await idp.close();
+  });
+
+  const get = (token: string) => request(t.app).get('/api/tenant').set('X-Tenant', tenantSlug).set('Authorization', `Bearer ${token}`);
+  const flood = (n: number) => {
+    const other = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    return Promise.all(
+      Array.from({ length: n }, () => get(jwt.sign({ sub: 'x', iss: idp.issuer }, other, { algorithm: 'ES256', keyid: crypto.randomUUID(), expiresIn: 60 })).then((r) => r.status)),
+    );
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('a key published during a sustained flood of unknown kids is accepted after the cooldown', async () => {
+    await get(idp.sign({ sub: unique('r'), tenant: tenantSlug }, { issuer: idp.issuer })).expect(200);
+    // 12 unknown kids spent the whole per-minute budget of the old limiter.
+    expect(new Set(await flood(12))).toEqual(new Set([401]));
+    const rotated = idp.rotate();
+    const fresh = idp.sign({ sub: unique('rotated'), tenant: tenantSlug }, { issuer: idp.issuer, key: rotated.key, kid: rotated.kid });
+    let accepted = false;
+    // The flood never stops; the new key must get through (bounded loop: ~10 s, i.e. many cooldowns).
+    for (let i = 0; i < 100 && !accepted; i++) {
+      const [statuses, r] = await Promise.all([flood(4), get(fresh)]);
+      expect(new Set(statuses)).toEqual(new Set([401]));
+      expect([200, 401]).toContain(r.status);
+      accepted = r.status === 200;
+      if (!accepted) await sleep(COOLDOWN_MS / 3);
+    }
+    expect(accepted).toBe(true);
+  });
+
+  it('unknown kids share one fetch, however many arrive at once (default 30 s cooldown)', async () => {
+    const t30 = await startTestApp(env());
+    try {
+      const other = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          request(t30.app)
+            .get('/api/tenant')
+            .set('X-Tenant', tenantSlug)
+            .set('Authorization', `Bearer ${jwt.sign({ sub: 'x', iss: idp.issuer }, other, { algorithm: 'ES256', keyid: crypto.randomUUID(), expiresIn: 60 })}`)
+            .then((r) => r.status),
+        ),
+      );
+      expect(new Set(statuses)).toEqual(new Set([401]));
+      expect(idp.requests.jwks).toBe(1);
+      // The real key came with that one fetch: no further fetch.
+      await request(t30.app).get('/api/tenant').set('Authorization', `Bearer ${idp.sign({ sub: unique('r'), tenant: tenantSlug }, { issuer: idp.issuer })}`).expect(200);
+      expect(idp.requests.jwks).toBe(1);
+    } finally {
+      await t30.close();
+    }
+  });
+
+  it('JWKS down and the key not cached: 503 Service unavailable with Retry-After; back to 200 when it returns', async () => {
+    idp.setDown(true);
+    const token = idp.sign({ sub: unique('down'), tenant: tenantSlug }, { issuer: idp.issuer });
+    const r = await get(token);
+    expect(r.status).toBe(503);
+    expect(r.body.error).toBe('Service unavailable');
+    expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(r.headers['www-authenticate']).toBeUndefined();
+    idp.setDown(false);
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      await sleep(COOLDOWN_MS / 2);
+      status = (await get(token)).status;
+    }
+    expect(status).toBe(200);
+    // Once cached, the key keeps working while the JWKS is down again.
+    idp.setDown(true);
+    await sleep(COOLDOWN_MS + 50);
+    await get(token).expect(200);
+  });
+
+  it('JWKS server gone entirely: 503, not 401', async () => {
+    const token = idp.sign({ sub: unique('gone'), tenant: tenantSlug }, { issuer: idp.issuer });
+    await idp.close();
+    const r = await get(token);
+    expect(r.status).toBe(503);
+    expect(r.body.error).toBe('Service unavailable');
+    idp = await startJwksServer(); // for afterEach
   });
 });
 
@@ -194,5 +321,9 @@ describe('jwt provider (HS256)', () => {
   });
   it('refuses another secret', () => expect401(t, jwt.sign({ sub: 'x' }, `${secret}x`, { algorithm: 'HS256', expiresIn: 300 })));
   it('refuses RS256 tokens', () => expect401(t, jwks.sign({ sub: 'x' })));
+  it('refuses iss over 1024 UTF-8 bytes (no issuer configured, so only the bound refuses it)', async () => {
+    const r = await expect401(t, jwt.sign({ sub: 'x', iss: `https://idp.example/${'é'.repeat(510)}` }, secret, { algorithm: 'HS256', expiresIn: 300 }));
+    expect(r.body.detail).toMatch(/issuer \(iss\) is longer than 1024 bytes/);
+  });
   it('refuses HS512', () => expect401(t, jwt.sign({ sub: 'x' }, secret, { algorithm: 'HS512', expiresIn: 300 })));
 });

@@ -32,11 +32,14 @@ interface Run {
 }
 
 /** Runs the binary with exactly these variables (plus PATH/HOME): nothing leaks from jest's env. */
-function tenantctl(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function tenantctl(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
+  const merged: Record<string, string | undefined> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_URL: baseUrl, SERVICE_DATA_DIR: TEST_DATA_DIR, ...env };
+  // `undefined` removes a variable (e.g. SERVICE_URL, to test the default URL).
+  for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [CLI, ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_URL: baseUrl, SERVICE_DATA_DIR: TEST_DATA_DIR, ...env },
+      env: merged as Record<string, string>,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -111,6 +114,50 @@ describe('tenant create', () => {
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
     expect(again.stderr).toBe(`error: Conflict: A tenant with slug '${slug}' already exists.\n`);
+  });
+});
+
+describe('tenant update (membership policy)', () => {
+  it('sets provision_from_claims and claims_issuer by slug or id; JSON is the Tenant', async () => {
+    const tenant = await createTenant({ slug: unique('cli-pol') });
+    createdSlugs.push(tenant.slug);
+    const off = await tenantctl(['tenant', 'update', tenant.slug, '--provision-from-claims', 'false']);
+    expect({ code: off.code, stderr: off.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(off.stdout).toMatch(/^provision_from_claims +false$/m);
+    expect(off.stdout).toMatch(/^claims_issuer +\(any issuer\)$/m);
+    noEscapes(off);
+    expect(await ownerConnection()('tenants').where({ id: tenant.id }).first('provision_from_claims', 'claims_issuer')).toEqual({
+      provision_from_claims: false,
+      claims_issuer: null,
+    });
+
+    const on = await tenantctl(['tenant', 'update', tenant.id, '--provision-from-claims', 'true', '--claims-issuer', 'https://idp.example.com', '--format', 'json']);
+    expect(on.code).toBe(0);
+    const body = JSON.parse(on.stdout) as Tenant;
+    expectContract('PUT', `/api/setup/tenant/${tenant.id}`, 200, body);
+    expect(body.membership_policy).toEqual({ provision_from_claims: true, claims_issuer: 'https://idp.example.com' });
+
+    const any = await tenantctl(['tenant', 'update', tenant.slug, '--any-issuer']);
+    expect(any.code).toBe(0);
+    expect(await ownerConnection()('tenants').where({ id: tenant.id }).first('provision_from_claims', 'claims_issuer')).toEqual({
+      provision_from_claims: true,
+      claims_issuer: null,
+    });
+  });
+
+  it('refuses nothing-to-change, bad booleans and unknown slugs without changing anything', async () => {
+    const tenant = await createTenant({ slug: unique('cli-pol') });
+    createdSlugs.push(tenant.slug);
+    const none = await tenantctl(['tenant', 'update', tenant.slug]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/nothing to change/);
+    const bad = await tenantctl(['tenant', 'update', tenant.slug, '--provision-from-claims', 'maybe']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/expected true or false/);
+    const unknown = await tenantctl(['tenant', 'update', unique('no-such'), '--provision-from-claims', 'false']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no tenant with slug/);
+    expect((await ownerConnection()('tenants').where({ id: tenant.id }).first('provision_from_claims')).provision_from_claims).toBe(true);
   });
 });
 
@@ -279,7 +326,27 @@ describe('usage errors and connection failures', () => {
     },
   );
 
-  it.each([[[]], [['tenant']], [['tenant', 'create']], [['tenant', 'list']], [['tenant', 'audit']], [['token']]])('%j --help → usage, exit 0', async (args) => {
+  it('without SERVICE_URL, the URL comes from SERVICE_HOST and SERVICE_PORT as the service listens', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const ok = await tenantctl(['tenant', 'list', '--format', 'json', '--limit', '1'], { SERVICE_URL: undefined, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(port) });
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toHaveProperty('tenants');
+    // A wildcard bind address is reached on the loopback address.
+    const wildcard = await tenantctl(['tenant', 'list', '--limit', '1'], { SERVICE_URL: undefined, SERVICE_HOST: '0.0.0.0', SERVICE_PORT: String(port) });
+    expect(wildcard.code).toBe(0);
+    const closed = await closedPort();
+    const refused = await tenantctl(['tenant', 'list'], { SERVICE_URL: undefined, SERVICE_PORT: String(closed) });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`cannot reach the service at http://127.0.0.1:${closed} (ECONNREFUSED)`);
+    // SERVICE_URL still wins over SERVICE_HOST/SERVICE_PORT.
+    const explicit = await tenantctl(['tenant', 'list', '--limit', '1'], { SERVICE_PORT: String(closed) });
+    expect(explicit.code).toBe(0);
+    const help = await tenantctl(['--help'], { SERVICE_URL: undefined, SERVICE_PORT: '9999' });
+    expect(help.stdout).toContain('http://127.0.0.1:9999');
+  }, 120_000); // five CLI processes: generous on a busy 2-core machine
+
+  it.each([[[]], [['tenant']], [['tenant', 'create']], [['tenant', 'list']], [['tenant', 'update']], [['tenant', 'audit']], [['token']]])('%j --help → usage, exit 0', async (args) => {
     const r = await tenantctl([...args, '--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`^Usage: tenantctl${args.length ? ` ${args.join(' ')}` : ''} `));

@@ -56,7 +56,7 @@ async function call<T extends Outcome>(operationId: keyof typeof sdk, status: nu
 }
 
 describe('the generated client drives every operation', () => {
-  it('health, setup, audit, registration, tenant and boards', async () => {
+  it('health, setup, audit, registration, tenant, boards, events and webhooks', async () => {
     const admin = { Authorization: `Bearer ${adminToken()}` };
     const { tenant, user, token } = await tenantWithMember('admin');
     const member = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
@@ -66,6 +66,8 @@ describe('the generated client drives every operation', () => {
     await call('getReadiness', 200, sdk.getReadiness({ client }));
     const jwks = await call('getJwks', 200, sdk.getJwks({ client }));
     expect(jwks.data!.keys.length).toBe(1);
+    const metrics = await call('getMetrics', 200, sdk.getMetrics({ client, parseAs: 'text' }));
+    expect(String(metrics.data)).toContain('# TYPE tenant_service_http_request_duration_seconds histogram');
 
     // setup
     await call('getSetupStatus', 200, sdk.getSetupStatus({ client, headers: admin }));
@@ -80,6 +82,8 @@ describe('the generated client drives every operation', () => {
     expect(updated.data!.name).toBe('Client Co 2');
     const audit = await call('auditTenants', 200, sdk.auditTenants({ client, headers: admin, query: { tenant_slug: slug } }));
     expect(audit.data!.tenants.map((x) => x.slug)).toEqual([slug]);
+    const preview = await call('getTenantDeletionPreview', 200, sdk.getTenantDeletionPreview({ client, headers: admin, path: { tenant_id: id } }));
+    expect(preview.data).toMatchObject({ tenant_id: id, rows: expect.any(Object) });
     const dry = await call('deleteTenant', 200, sdk.deleteTenant({ client, headers: admin, path: { tenant_id: id }, query: { dry_run: true } }));
     expect(dry.data).toMatchObject({ dry_run: true, tenant_id: id });
     const deleted = await call('deleteTenant', 200, sdk.deleteTenant({ client, headers: admin, path: { tenant_id: id } }));
@@ -115,8 +119,52 @@ describe('the generated client drives every operation', () => {
     expect(boards.data!.boards.map((b) => b.board_id)).toContain(board.data!.board_id);
     const one = await call('getBoard', 200, sdk.getBoard({ client, headers: member, path: { board_id: board.data!.board_id } }));
     expect(one.data!.name).toBe('Client board');
+
+    // invitations
+    const invited = await call('createInvitation', 201, sdk.createInvitation({ client, headers: member, body: { email: 'invitee@client.example', role: 'member' } }));
+    expect(invited.data).toMatchObject({ status: 'pending', delivery: 'not_configured', accept_url: null });
+    const invitations = await call('listInvitations', 200, sdk.listInvitations({ client, headers: member, query: { status: 'pending' } }));
+    expect(invitations.data!.invitations.map((i) => i.invitation_id)).toEqual([invited.data!.invitation_id]);
+    const resent = await call('resendInvitation', 200, sdk.resendInvitation({ client, headers: member, path: { invitation_id: invited.data!.invitation_id } }));
+    const invitee = { Authorization: `Bearer ${tokenFor({ sub: unique('invitee'), email: 'invitee@client.example' })}` };
+    const stale = await call('acceptInvitation', 404, sdk.acceptInvitation({ client, headers: invitee, body: { token: invited.data!.token } }));
+    expect(stale.error).toMatchObject({ error: 'Invitation not found' });
+    const joined = await call('acceptInvitation', 200, sdk.acceptInvitation({ client, headers: invitee, body: { token: resent.data!.token } }));
+    expect(joined.data!.tenant.slug).toBe(tenant.slug);
+    const second = await call('createInvitation', 201, sdk.createInvitation({ client, headers: member, body: { email: 'second@client.example' } }));
+    const revoked = await call('revokeInvitation', 200, sdk.revokeInvitation({ client, headers: member, path: { invitation_id: second.data!.invitation_id } }));
+    expect(revoked.data!.status).toBe('revoked');
+    const promoted = await call('updateMemberRole', 200, sdk.updateMemberRole({ client, headers: member, path: { user_id: joined.data!.membership.user_id }, body: { role: 'admin' } }));
+    expect(promoted.data!.role).toBe('admin');
+    const unknown = await call(
+      'updateMemberRole',
+      404,
+      sdk.updateMemberRole({ client, headers: member, path: { user_id: '00000000-0000-4000-8000-000000000000' }, body: { role: 'member' } }),
+    );
+    expect(unknown.error).toMatchObject({ error: 'Not found' });
+
     const missing = await call('getCurrentTenant', 400, sdk.getCurrentTenant({ client, headers: { Authorization: `Bearer ${tokenFor({ sub: user.subject })}` } }));
     expect(missing.error).toMatchObject({ error: 'Missing X-Tenant header', multi_tenant_mode: true });
+
+    // events and webhooks
+    const events = await call('listEvents', 200, sdk.listEvents({ client, headers: admin, query: { tenant_id: id, limit: 10 } }));
+    expect(events.data!.events.map((e) => e.action)).toContain('tenant.created');
+    const tenantEvents = await call('listTenantEvents', 200, sdk.listTenantEvents({ client, headers: member, query: { action: 'board.created' } }));
+    expect(tenantEvents.data!.events.map((e) => e.target.id)).toContain(board.data!.board_id);
+    const hook = await call(
+      'createWebhook',
+      201,
+      sdk.createWebhook({ client, headers: admin, body: { url: 'http://127.0.0.1:9/client-hook', events: ['tenant.*'], enabled: false } }),
+    );
+    expect(hook.data!.secret).toMatch(/^whsec_/);
+    const hookId = hook.data!.webhook_id;
+    const hooks = await call('listWebhooks', 200, sdk.listWebhooks({ client, headers: admin }));
+    expect(hooks.data!.webhooks.map((w) => w.webhook_id)).toContain(hookId);
+    await call('getWebhook', 200, sdk.getWebhook({ client, headers: admin, path: { webhook_id: hookId } }));
+    await call('updateWebhook', 200, sdk.updateWebhook({ client, headers: admin, path: { webhook_id: hookId }, body: { description: 'from the SDK' } }));
+    const sent = await call('listWebhookDeliveries', 200, sdk.listWebhookDeliveries({ client, headers: admin, path: { webhook_id: hookId } }));
+    expect(sent.data!.deliveries).toEqual([]);
+    await call('deleteWebhook', 204, sdk.deleteWebhook({ client, headers: admin, path: { webhook_id: hookId } }));
 
     // every operation of the contract was driven successfully
     expect([...exercised].sort()).toEqual(Object.keys(handlers).sort());

@@ -1,37 +1,54 @@
 /**
  * Isolation at the database level: under the runtime role, with app.tenant_id set to tenant A,
  * a query without any tenant filter sees none of B's rows, and a row that references B's board
- * cannot be stored.
+ * cannot be stored. The role and the tenant are set by each transaction itself, so this holds
+ * through a transaction pooler too (`npm run test:pgbouncer` runs this file through PgBouncer).
  */
 import type { Knex } from 'knex';
 import { openDatabase } from '../src/db/database';
-import { withTenant } from '../src/db/tenant-scope';
+import { withPlatformRead, withService, withTenant } from '../src/db/tenant-scope';
 import { createTenantWithSampleData } from '../src/domain/tenants';
-import { testDatabaseUrl } from './helpers/app';
+import { testRuntimeDatabaseUrl } from './helpers/app';
 import { closeOwnerConnection, ownerConnection, unique } from './factories';
 
 let db: Knex;
 let a: string;
 let b: string;
 beforeAll(async () => {
-  db = openDatabase({ url: testDatabaseUrl(), poolMax: 2 });
+  db = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 2 });
   const make = (slug: string) =>
-    db.transaction((trx) => createTenantWithSampleData(trx, { name: slug, slug, includeSampleData: true, admin: { issuer: 'iss', subject: unique('s'), email: null, displayName: null } }));
+    withService(db, (trx) => createTenantWithSampleData(trx, { name: slug, slug, includeSampleData: true, admin: { issuer: 'iss', subject: unique('s'), email: null, displayName: null } }));
   a = (await make(unique('iso-a'))).tenant.id;
   b = (await make(unique('iso-b'))).tenant.id;
+  for (const tenantId of [a, b]) {
+    await ownerConnection()('invitations').insert({ tenant_id: tenantId, email: `${unique('i')}@iso.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000) });
+  }
 });
 afterAll(async () => {
   await db.destroy();
   await closeOwnerConnection();
 });
 
-const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions'];
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations'];
 
-it('runs as a role that cannot bypass row-level security', async () => {
-  const r = await db.raw<{ rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> }>(
-    'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user',
-  );
-  expect(r.rows[0]).toEqual({ current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false });
+const whoAmI = 'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user';
+type WhoAmI = { rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> };
+
+it('runs every service transaction as a role that cannot bypass row-level security', async () => {
+  const runtime = { current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false };
+  // Several transactions on a small pool: each must set the role itself, whichever connection
+  // (or, behind PgBouncer, whichever server connection) it lands on.
+  for (let i = 0; i < 5; i++) {
+    expect((await withTenant(db, a, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual(runtime);
+    expect((await withService(db, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual(runtime);
+    const [r1, r2] = await Promise.all([withTenant(db, b, (trx) => trx.raw<WhoAmI>(whoAmI)), withService(db, (trx) => trx.raw<WhoAmI>(whoAmI))]);
+    expect([r1.rows[0], r2.rows[0]]).toEqual([runtime, runtime]);
+  }
+  expect((await withPlatformRead(db, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual({
+    current_user: 'tenant_service_reader',
+    rolbypassrls: true,
+    rolsuper: false,
+  });
 });
 
 it.each(TABLES)('a query on %s without a tenant filter sees only the current tenant', async (table) => {
@@ -47,7 +64,7 @@ it.each(TABLES)('a query on %s without a tenant filter sees only the current ten
 
 it('sees no tenant rows at all without app.tenant_id', async () => {
   for (const table of TABLES) {
-    const rows = await db.transaction((trx) => trx(table).select('tenant_id'));
+    const rows = await withService(db, (trx) => trx(table).select('tenant_id'));
     expect(rows).toEqual([]);
   }
 });

@@ -56,6 +56,12 @@ function titled(summary: string): RegExp {
   return new RegExp(`^${summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:\\s|$)`);
 }
 
+/** The sidebar entry of an operation: a link or a button, depending on the Scalar version. */
+function sidebarEntry(page: Page, summary: string) {
+  const name = titled(summary);
+  return page.getByRole('link', { name }).or(page.getByRole('button', { name })).first();
+}
+
 let t: TestApp;
 let server: Server;
 let base: string;
@@ -143,7 +149,7 @@ browserIt(
       await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
       // Each one is a sidebar entry titled by its summary (its accessible name adds the method).
       for (const summary of expected) {
-        await page.getByRole('link', { name: titled(summary) }).first().waitFor({ state: 'visible', timeout: 10_000 });
+        await sidebarEntry(page, summary).waitFor({ state: 'visible', timeout: 10_000 });
       }
       // The server the page shows is this instance, taken from the served document.
       await page.getByText(base, { exact: true }).first().waitFor({ timeout: 10_000 });
@@ -176,7 +182,7 @@ browserIt(
       await page.getByPlaceholder('Token').first().fill(token);
 
       // Operations render lazily: scroll to "Get the resolved tenant", then open its client.
-      await page.getByRole('link', { name: titled(summaries(['getCurrentTenant'])[0]) }).first().click();
+      await sidebarEntry(page, summaries(['getCurrentTenant'])[0]!).click();
       await page
         .locator('button')
         .filter({ hasText: /^Test Request\s*\(get \/api\/tenant\)$/ })
@@ -185,10 +191,29 @@ browserIt(
       await client.waitFor({ timeout: 30_000 });
 
       // The X-Tenant header parameter has its own row; replace the example value with our slug.
-      const tenantRow = client.locator('tr').filter({ has: page.getByRole('combobox', { name: 'Key' }).filter({ hasText: /^X-Tenant$/ }) });
-      const value = tenantRow.getByRole('combobox', { name: 'Value' });
+      // (Scalar ≥1.47 names the cells' comboboxes Key and Value; 1.46 has unnamed editor textboxes.)
+      const tenantRow = client
+        .locator('tr')
+        .filter({ has: page.getByRole('combobox', { name: 'Key' }).filter({ hasText: /^X-Tenant$/ }) })
+        .or(client.locator('tr').filter({ has: page.getByRole('textbox').filter({ hasText: /^X-Tenant$/ }) }))
+        .first();
+      const value = tenantRow.getByRole('combobox', { name: 'Value' }).or(tenantRow.getByRole('textbox').nth(1));
       await value.click();
-      await value.fill(tenant.slug);
+      // Select the example value and type over it (fill() appends in Scalar 1.46's editor cells).
+      await value.press('Control+a');
+      await page.keyboard.insertText(tenant.slug);
+      // The editor cell commits its text to the request on its own schedule: wait until the row
+      // shows the slug, then leave the cell, before sending (a send right away could go without it).
+      await tenantRow.getByText(tenant.slug).first().waitFor({ timeout: 10_000 });
+      await value.press('Tab');
+      // Scalar 1.46 sends an optional parameter's row only once its checkbox is ticked.
+      const enabled = tenantRow.getByRole('checkbox');
+      if ((await enabled.count()) > 0) {
+        for (let i = 0; i < 50 && !(await enabled.first().isChecked()); i++) {
+          await enabled.first().check().catch(() => undefined);
+          if (!(await enabled.first().isChecked())) await page.waitForTimeout(100);
+        }
+      }
 
       const [apiRequest, apiResponse] = await Promise.all([
         page.waitForRequest((r) => r.url() === `${base}/api/tenant`, { timeout: 30_000 }),

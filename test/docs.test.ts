@@ -54,6 +54,18 @@ describe('GET /openapi.json and /openapi.yaml', () => {
     expect(r.body.servers).toEqual([{ url: 'http://api.example.test:8443', description: 'This instance' }]);
   });
 
+  it("renders each operation's x-access and x-rate-limit in its description (shown by /docs)", async () => {
+    const r = await request(t.app).get('/openapi.json').expect(200);
+    const create = r.body.paths['/api/setup/tenant'].post;
+    expect(create['x-access']).toBe('platformAdmin');
+    expect(create.description).toContain('**Access** (`x-access: platformAdmin`): platform admins only.');
+    expect(create.description).toContain('**Rate limit** (`x-rate-limit`): 10 requests per hour per caller (per client address without a valid token), counter `setup-create`.');
+    expect(r.body.paths['/healthz'].get.description).toContain('**Rate limit**: none.');
+    for (const item of Object.values(r.body.paths as Record<string, Record<string, { description?: string }>>)) {
+      for (const op of Object.values(item).filter((o) => typeof o === 'object' && o !== null && 'operationId' in o)) expect(op.description).toMatch(/\*\*Access\*\* \(`x-access: \w+`\)/);
+    }
+  });
+
   it('serves the same document as YAML', async () => {
     const r = await request(t.app).get('/openapi.yaml').set('Host', '127.0.0.1:9999').buffer(true).parse(raw).expect(200);
     expect(r.headers['content-type']).toBe('application/yaml; charset=utf-8');

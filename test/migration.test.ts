@@ -8,7 +8,7 @@ import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
 import request from 'supertest';
 import { migrate } from '../src/db/database';
-import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../src/db/schema';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createFreshDatabase, type FreshDatabase } from './helpers/fresh-database';
 import { adminToken, tokenFor, unique } from './factories';

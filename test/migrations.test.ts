@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import { Client } from 'pg';
 import pino from 'pino';
 import { migrate } from '../src/db/database';
-import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../src/db/schema';
 import { admin } from './helpers/fresh-database';
 import { ADMIN_URL } from './setup/global-setup';
 
@@ -31,7 +31,7 @@ it('three instances migrating one empty database at once all succeed, and a four
   await c.connect();
   try {
     const migrations = await c.query<{ name: string; n: string }>('select name, count(*) as n from knex_migrations group by name order by name');
-    expect(migrations.rows.map((r) => r.name)).toEqual(['001-schema', '002-foreign-key-indexes', '003-tenant-search-index']);
+    expect(migrations.rows.map((r) => r.name)).toEqual(['001-schema', '002-foreign-key-indexes', '003-tenant-search-index', '004-membership', '005-events', '006-tenant-search-folded']);
     expect(migrations.rows.every((r) => r.n === '1')).toBe(true);
 
     const defaults = await c.query('select slug from tenants where is_default');
@@ -43,6 +43,9 @@ it('three instances migrating one empty database at once all succeed, and a four
     );
     expect(rls.rows).toHaveLength(TENANT_TABLES.length);
     for (const r of rls.rows) expect(r).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
+    // The audit log is under forced row-level security too (tenant_id nullable: no tenant PK).
+    const events = await c.query('select relrowsecurity, relforcerowsecurity from pg_class where relname = $1', ['events']);
+    expect(events.rows).toEqual([{ relrowsecurity: true, relforcerowsecurity: true }]);
   } finally {
     await c.end();
   }

@@ -11,7 +11,7 @@ import { createClient } from 'redis';
 import { startTestApp, type TestApp } from './helpers/app';
 import { closeOwnerConnection, tokenFor, unique } from './factories';
 
-const SHARED_REDIS = 'redis://127.0.0.1:6379';
+const SHARED_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const bearer = (token: string) => `Bearer ${token}`;
 const prefixes: string[] = [];
 const children = new Set<ChildProcess>();

@@ -7,9 +7,12 @@ import { Writable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
-import { ApiError } from '../src/http/errors';
-import { createRateLimiter, RATE_LIMITS, ruleFor } from '../src/http/rate-limit';
-import type { RateLimiter } from '../src/http/services';
+import { ApiError } from '../src/errors';
+import type { Caller } from '../src/auth/verify';
+import { readContractOperations } from '../src/http/contract';
+import { createRateLimiter, ruleFor, rulesFromContract } from '../src/http/rate-limit';
+import { attachState, RequestState } from '../src/http/request-state';
+import type { AppServices, RateLimiter } from '../src/http/services';
 import { createLogger } from '../src/logger';
 import { startTestApp, testEnv, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
@@ -25,28 +28,42 @@ afterAll(async () => {
 
 const bearer = (token: string) => `Bearer ${token}`;
 
+// The limits come from the contract (openapi.yaml's x-rate-limit), not from this file.
+const OPERATIONS = readContractOperations();
+const RULES = rulesFromContract(OPERATIONS);
+const operation = (id: string) => OPERATIONS.find((o) => o.operationId === id)!;
+const limitOf = (id: string) => operation(id).rateLimit!.limit;
+const windowSecondsOf = (id: string) => (operation(id).rateLimit!.window === 'hour' ? 3600 : 60);
+
 describe('the table', () => {
-  it('reads like SPEC.md §8, first matching row wins', () => {
-    const pick = (method: string, path: string) => ruleFor({ operationId: 'x', method, path }, path)?.name;
-    expect(pick('POST', '/api/setup/tenant')).toBe('setup-create');
-    expect(pick('DELETE', '/api/setup/tenant/{tenant_id}')).toBe('setup-delete');
-    expect(pick('POST', '/api/tenants/register')).toBe('register');
-    expect(pick('GET', '/api/setup/status')).toBe('setup-read');
-    expect(pick('GET', '/api/setup/tenant/{tenant_id}')).toBe('setup-read');
-    expect(pick('PUT', '/api/setup/tenant/{tenant_id}')).toBe('api');
-    expect(pick('GET', '/api/tenants/mine')).toBe('api');
-    expect(pick('GET', '/healthz')).toBeUndefined();
-    expect(pick('GET', '/.well-known/jwks.json')).toBeUndefined();
-    // An /api path that matches no operation counts against the catch-all row only.
-    expect(ruleFor(undefined, '/api/setup/tenant/a/b')?.name).toBe('api');
-    expect(ruleFor(undefined, '/nope')).toBeNull();
-    expect(RATE_LIMITS.map((r) => [r.method, r.path, r.limit, r.window])).toEqual([
-      ['POST', '/api/setup/tenant', 10, 'hour'],
-      ['DELETE', '/api/setup/tenant/*', 5, 'hour'],
-      ['POST', '/api/tenants/register', 3, 'hour'],
-      ['GET', '/api/setup/*', 100, 'minute'],
-      ['*', '/api/*', 600, 'minute'],
-    ]);
+  it('is read from x-rate-limit: every /api operation counts against its declared counter', () => {
+    for (const op of OPERATIONS) {
+      const rule = ruleFor(op, op.path, RULES);
+      if (op.path.startsWith('/api/')) {
+        expect(rule).toMatchObject({ name: op.rateLimit!.counter, limit: op.rateLimit!.limit, window: op.rateLimit!.window });
+      } else {
+        expect(rule).toBeNull();
+      }
+    }
+    // An /api path that matches no operation, in any spelling, counts against the `api` counter.
+    expect(ruleFor(null, '/api/setup/tenant/a/b', RULES)?.name).toBe('api');
+    expect(ruleFor(null, '/API/tenant', RULES)?.name).toBe('api');
+    expect(ruleFor(null, '/Api', RULES)?.name).toBe('api');
+    expect(ruleFor(null, '/apiary', RULES)).toBeNull();
+    expect(ruleFor(null, '/nope', RULES)).toBeNull();
+  });
+
+  it('the contract states SPEC.md §8', () => {
+    expect([...RULES.values()].map((r) => [r.name, r.limit, r.window, r.scope]).sort()).toEqual(
+      [
+        ['setup-create', 10, 'hour', 'POST /api/setup/tenant'],
+        ['setup-delete', 5, 'hour', 'DELETE /api/setup/tenant/*'],
+        ['register', 3, 'hour', 'POST /api/tenants/register'],
+        ['invitations', 50, 'hour', 'POST /api/tenant/*'],
+        ['setup-read', 100, 'minute', 'GET /api/setup/*'],
+        ['api', 600, 'minute', 'any other /api endpoint'],
+      ].sort(),
+    );
   });
 });
 
@@ -55,15 +72,17 @@ describe('headers', () => {
     const before = Date.now();
     const r = await request(t.app).get('/api/tenants/mine').set('Authorization', bearer(tokenFor())).expect(200);
     const after = Date.now();
-    expect(r.headers['x-ratelimit-limit']).toBe('600');
-    expect(r.headers['x-ratelimit-remaining']).toBe('599');
+    const limit = limitOf('listMyTenants');
+    expect(r.headers['x-ratelimit-limit']).toBe(String(limit));
+    expect(r.headers['x-ratelimit-remaining']).toBe(String(limit - 1));
     const reset = r.headers['x-ratelimit-reset'] as string;
     expect(reset).toMatch(/^\d+$/);
     // The window (60 s) started with this request: Unix seconds, not milliseconds or a delta.
-    expect(Number(reset)).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 60);
-    expect(Number(reset)).toBeLessThanOrEqual(Math.ceil(after / 1000) + 60);
-    expect(r.headers['ratelimit']).toMatch(/^"api"; r=599; t=(59|60)$/);
-    expect(r.headers['ratelimit-policy']).toMatch(/^"api"; q=600; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+    const w = windowSecondsOf('listMyTenants');
+    expect(Number(reset)).toBeGreaterThanOrEqual(Math.floor(before / 1000) + w);
+    expect(Number(reset)).toBeLessThanOrEqual(Math.ceil(after / 1000) + w);
+    expect(r.headers['ratelimit']).toMatch(new RegExp(`^"api"; r=${limit - 1}; t=(${w - 1}|${w})$`));
+    expect(r.headers['ratelimit-policy']).toMatch(new RegExp(`^"api"; q=${limit}; w=${w}; pk=:[A-Za-z0-9+/=]+:$`));
   });
 
   it('/healthz, /readyz and the JWKS are not limited (load-balancer probes)', async () => {
@@ -78,37 +97,39 @@ describe('headers', () => {
 
   it('an /api path with no operation counts against the catch-all row', async () => {
     const r = await request(t.app).get('/api/no-such-thing').set('Authorization', bearer(tokenFor())).expect(404);
-    expect(r.headers['x-ratelimit-limit']).toBe('600');
+    expect(r.headers['x-ratelimit-limit']).toBe(String(RULES.get('api')!.limit));
     expect(r.headers['ratelimit']).toMatch(/^"api"; /);
   });
 });
 
-describe('POST /api/setup/tenant: 10 per hour', () => {
-  it('the 11th request is a 429 with the error body, Retry-After and headers, and changes nothing', async () => {
+describe('POST /api/setup/tenant: its x-rate-limit (10 per hour)', () => {
+  const L = limitOf('createTenant');
+  const W = windowSecondsOf('createTenant');
+  it('the request after the limit is a 429 with the error body, Retry-After and headers, and changes nothing', async () => {
     const token = adminToken();
     // Invalid bodies still count: the limit is taken before validation.
-    for (let i = 1; i <= 10; i++) {
+    for (let i = 1; i <= L; i++) {
       const r = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(token)).send({}).expect(400);
-      expect(r.headers['x-ratelimit-limit']).toBe('10');
-      expect(r.headers['x-ratelimit-remaining']).toBe(String(10 - i));
-      expect(r.headers['ratelimit-policy']).toMatch(/^"setup-create"; q=10; w=3600; /);
+      expect(r.headers['x-ratelimit-limit']).toBe(String(L));
+      expect(r.headers['x-ratelimit-remaining']).toBe(String(L - i));
+      expect(r.headers['ratelimit-policy']).toMatch(new RegExp(`^"setup-create"; q=${L}; w=${W}; `));
     }
     const slug = unique('refused');
     const r = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(token)).send({ name: 'Refused', slug }).expect(429);
     expect(r.body).toEqual({
       error: 'Rate limit exceeded',
-      detail: expect.stringMatching(/^At most 10 requests per hour to POST \/api\/setup\/tenant \(counted per caller\); retry in \d+ seconds\.$/),
+      detail: expect.stringMatching(new RegExp(`^At most ${L} requests per hour to POST /api/setup/tenant \\(counted per caller\\); retry in \\d+ seconds\\.$`)),
       request_id: r.headers['x-request-id'],
     });
     const retryAfter = Number(r.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThan(3500);
-    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(retryAfter).toBeGreaterThan(W - 100);
+    expect(retryAfter).toBeLessThanOrEqual(W);
     expect(r.body.detail).toContain(`retry in ${retryAfter} seconds`);
-    expect(r.headers['x-ratelimit-limit']).toBe('10');
+    expect(r.headers['x-ratelimit-limit']).toBe(String(L));
     expect(r.headers['x-ratelimit-remaining']).toBe('0');
     expect(r.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
     expect(r.headers['ratelimit']).toMatch(/^"setup-create"; r=0; t=\d+$/);
-    expect(r.headers['ratelimit-policy']).toMatch(/^"setup-create"; q=10; w=3600; /);
+    expect(r.headers['ratelimit-policy']).toMatch(new RegExp(`^"setup-create"; q=${L}; w=${W}; `));
     // The refused request never reached the handler.
     expect(await ownerConnection()('tenants').where({ slug }).first()).toBeUndefined();
   });
@@ -118,37 +139,40 @@ describe('one counter per row and per caller', () => {
   it('spending the register limit leaves the other rows and other callers untouched', async () => {
     const alice = tokenFor();
     const bob = tokenFor();
-    for (let i = 0; i < 3; i++) await request(t.app).post('/api/tenants/register').set('Authorization', bearer(alice)).send({}).expect(400);
+    const registerLimit = limitOf('registerTenant');
+    for (let i = 0; i < registerLimit; i++) await request(t.app).post('/api/tenants/register').set('Authorization', bearer(alice)).send({}).expect(400);
     const refused = await request(t.app).post('/api/tenants/register').set('Authorization', bearer(alice)).send({}).expect(429);
-    expect(refused.body.detail).toMatch(/^At most 3 requests per hour to POST \/api\/tenants\/register/);
+    expect(refused.body.detail).toMatch(new RegExp(`^At most ${registerLimit} requests per hour to POST /api/tenants/register`));
     expect(refused.headers['ratelimit']).toMatch(/^"register"; r=0; /);
 
     // Same caller, other rows: their own counters, still full.
     const mine = await request(t.app).get('/api/tenants/mine').set('Authorization', bearer(alice)).expect(200);
-    expect(mine.headers['x-ratelimit-limit']).toBe('600');
+    expect(mine.headers['x-ratelimit-limit']).toBe(String(limitOf('listMyTenants')));
     const create = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(alice)).send({}).expect(400);
-    expect(create.headers['x-ratelimit-limit']).toBe('10');
-    expect(create.headers['x-ratelimit-remaining']).toBe('9');
+    expect(create.headers['x-ratelimit-limit']).toBe(String(limitOf('createTenant')));
+    expect(create.headers['x-ratelimit-remaining']).toBe(String(limitOf('createTenant') - 1));
 
     // Another caller: their own counter on the same row.
     const other = await request(t.app).post('/api/tenants/register').set('Authorization', bearer(bob)).send({}).expect(400);
-    expect(other.headers['x-ratelimit-remaining']).toBe('2');
+    expect(other.headers['x-ratelimit-remaining']).toBe(String(registerLimit - 1));
   });
 
-  it('GET /api/setup/* is 100 per minute per caller', async () => {
+  it('GET /api/setup/* is its x-rate-limit (100 per minute) per caller', async () => {
+    const L = limitOf('getSetupStatus');
     const r = await request(t.app).get('/api/setup/status').set('Authorization', bearer(adminToken())).expect(200);
-    expect(r.headers['x-ratelimit-limit']).toBe('100');
-    expect(r.headers['x-ratelimit-remaining']).toBe('99');
-    expect(r.headers['ratelimit-policy']).toMatch(/^"setup-read"; q=100; w=60; /);
+    expect(r.headers['x-ratelimit-limit']).toBe(String(L));
+    expect(r.headers['x-ratelimit-remaining']).toBe(String(L - 1));
+    expect(r.headers['ratelimit-policy']).toMatch(new RegExp(`^"setup-read"; q=${L}; w=${windowSecondsOf('getSetupStatus')}; `));
   });
 
-  it('DELETE /api/setup/tenant/{tenant_id} is 5 per hour', async () => {
+  it('DELETE /api/setup/tenant/{tenant_id} is its x-rate-limit (5 per hour)', async () => {
     const token = adminToken();
-    for (let i = 0; i < 5; i++) {
+    const L = limitOf('deleteTenant');
+    for (let i = 0; i < L; i++) {
       await request(t.app).delete('/api/setup/tenant/not-a-uuid').set('Authorization', bearer(token)).expect(400);
     }
     const r = await request(t.app).delete('/api/setup/tenant/not-a-uuid').set('Authorization', bearer(token)).expect(429);
-    expect(r.body.detail).toMatch(/^At most 5 requests per hour to DELETE \/api\/setup\/tenant\/\* /);
+    expect(r.body.detail).toMatch(new RegExp(`^At most ${L} requests per hour to DELETE /api/setup/tenant/\\* `));
   });
 });
 
@@ -168,9 +192,11 @@ describe('the key: caller (issuer + subject), else client address', () => {
     const app = express();
     app.set('trust proxy', trustProxy);
     app.use((req: Request, res: Response, next: NextFunction) => {
-      res.locals.operation = { operationId: 'registerTenant', method: 'POST', path: '/api/tenants/register' };
+      const state = new RequestState('probe-request', createLogger('info', sink), {} as AppServices, 0n);
+      state.operation = operation('registerTenant');
       const issuer = req.get('X-Test-Issuer');
-      if (issuer) res.locals.caller = { issuer, subject: req.get('X-Test-Subject') };
+      if (issuer) state.caller = { issuer, subject: req.get('X-Test-Subject') } as Caller;
+      attachState(req, state);
       next();
     });
     app.use(limiter.middleware);
@@ -184,7 +210,7 @@ describe('the key: caller (issuer + subject), else client address', () => {
 
   it('with SERVICE_TRUST_PROXY the address comes from X-Forwarded-For', async () => {
     const app = await probeApp(true);
-    for (let i = 0; i < 3; i++) await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.7').expect(404);
+    for (let i = 0; i < limitOf('registerTenant'); i++) await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.7').expect(404);
     const r = await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.7').expect(429);
     expect(r.body.detail).toContain('(counted per client address)');
     await request(app).post('/probe').set('X-Forwarded-For', '203.0.113.8').expect(404);
@@ -192,14 +218,14 @@ describe('the key: caller (issuer + subject), else client address', () => {
 
   it('without it X-Forwarded-For is ignored: the socket address counts', async () => {
     const app = await probeApp(false);
-    for (let i = 0; i < 3; i++) await request(app).post('/probe').set('X-Forwarded-For', `198.51.100.${i}`).expect(404);
+    for (let i = 0; i < limitOf('registerTenant'); i++) await request(app).post('/probe').set('X-Forwarded-For', `198.51.100.${i}`).expect(404);
     await request(app).post('/probe').set('X-Forwarded-For', '198.51.100.99').expect(429);
   });
 
   it('the same subject from another issuer is another caller; a caller is not keyed by address', async () => {
     const app = await probeApp(true);
     const as = (issuer: string, ip: string) => request(app).post('/probe').set({ 'X-Test-Issuer': issuer, 'X-Test-Subject': 'same-sub', 'X-Forwarded-For': ip });
-    for (let i = 0; i < 3; i++) await as('https://a.example', `192.0.2.${i}`).expect(404);
+    for (let i = 0; i < limitOf('registerTenant'); i++) await as('https://a.example', `192.0.2.${i}`).expect(404);
     const r = await as('https://a.example', '192.0.2.50').expect(429);
     expect(r.body.detail).toContain('(counted per caller)');
     await as('https://b.example', '192.0.2.1').expect(404);
@@ -214,9 +240,9 @@ describe('requests without a valid token', () => {
     try {
       const from = (ip: string) =>
         request(app.app).post('/api/tenants/register').set('X-Forwarded-For', ip).set('Authorization', 'Bearer not.a.token').send({});
-      for (let i = 0; i < 3; i++) {
+      for (let i = 0; i < limitOf('registerTenant'); i++) {
         const r = await from('203.0.113.50').expect(401);
-        expect(r.headers['x-ratelimit-limit']).toBe('3');
+        expect(r.headers['x-ratelimit-limit']).toBe(String(limitOf('registerTenant')));
       }
       const refused = await from('203.0.113.50').expect(429);
       expect(refused.body.error).toBe('Rate limit exceeded');

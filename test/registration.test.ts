@@ -148,7 +148,7 @@ describe('POST /api/tenants/register', () => {
 
   describe('allowed domains', () => {
     it('admits a listed domain, case-insensitively', async () => {
-      const { token } = caller({ email: null });
+      const { token } = caller({ email: `${unique('u')}@Acme-Corp.TEST` });
       await register(domains.app, token, { organization_name: 'Listed', admin_email: 'Ann@ACME-Corp.Test', include_sample_data: false }).expect(201);
       const other = caller({ email: `${unique('u')}@EXAMPLE.org` });
       await register(domains.app, other.token, { organization_name: 'Listed 2', admin_email: 'bob@example.org', include_sample_data: false }).expect(201);
@@ -167,6 +167,23 @@ describe('POST /api/tenants/register', () => {
       const r = await register(domains.app, token, { organization_name: 'Sub', admin_email: 'eve@eu.acme-corp.test' }).expect(403);
       expect(r.body).toMatchObject({ error: 'Domain not allowed' });
       expect(r.body.detail).toContain("'eu.acme-corp.test'");
+      expect(await tenantsRegisteredBy(sub)).toHaveLength(0);
+    });
+
+    it.each([
+      ['no email claim', {}],
+      ['email_verified false', { email_verified: false }],
+      ['email_verified "FALSE"', { email_verified: 'FALSE' }],
+      ['email_verified 0', { email_verified: 0 }],
+      ['email_verified absent', { email_verified: undefined }],
+    ])("needs the token's own verified email on the list (%s), whatever admin_email says", async (what, extra) => {
+      const sub = unique('reg');
+      const claims: Record<string, unknown> = what === 'no email claim' ? {} : { email: `${sub}@acme-corp.test`, ...extra };
+      if (claims.email_verified === undefined) delete claims.email_verified;
+      const token = tokenFor({ sub, claims });
+      const r = await register(domains.app, token, { organization_name: 'Unverified', admin_email: 'ann@acme-corp.test' }).expect(403);
+      expect(r.body.error).toBe('Domain not allowed');
+      expect(r.body.detail).toMatch(/no (verified )?email/);
       expect(await tenantsRegisteredBy(sub)).toHaveLength(0);
     });
 

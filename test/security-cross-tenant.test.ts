@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
 import { LOCAL_ISSUER, loadOrCreateLocalKeys, signLocalToken } from '../src/auth/local-keys';
-import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../src/db/schema';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from './factories';
 

@@ -196,6 +196,31 @@ function hostileTable(): Hostile[] {
       status: 401,
       error: 'Unauthorized',
     })),
+    // issue 17 item 4: input the contract must bound so that PostgreSQL can store and index it
+    { name: 'member issuer of 2048 CJK characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: 'x', issuer: '字'.repeat(2048), email: 'x@a.example', role: 'member' }), status: 400, error: V },
+    { name: 'member issuer of 256 characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: 'x', issuer: 'i'.repeat(256), email: 'x@a.example', role: 'member' }), status: 400, error: V },
+    { name: 'member subject of 256 four-byte characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: '𝄞'.repeat(256), email: 'x@a.example', role: 'member' }), status: 400, error: V },
+    { name: 'member display_name of 6000 characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: 'x', display_name: 'n'.repeat(6000), email: 'x@a.example', role: 'member' }), status: 400, error: V },
+    ...(
+      [
+        ['February 30th', '2024-02-30T00:00:00.000000Z'],
+        ['year 0000', '0000-01-01T00:00:00.000000Z'],
+        ['February 29th of a common year', '2023-02-29T12:00:00.000000Z'],
+        ['hour 24', '2024-01-01T24:00:00.000000Z'],
+        ['second 60', '2024-01-01T23:59:60.000000Z'],
+      ] as const
+    ).flatMap(([what, ts]) => {
+      const cursor = Buffer.from(JSON.stringify([1, ts, '00000000-0000-4000-8000-000000000000'])).toString('base64url');
+      return [
+        { name: `tenants cursor with ${what}`, send: () => get(`/api/setup/tenants?cursor=${cursor}`), status: 400, error: V },
+        { name: `boards cursor with ${what}`, send: () => inA(request(app).get(`/api/boards?cursor=${cursor}`)), status: 400, error: V },
+        { name: `members cursor with ${what}`, send: () => inA(request(app).get(`/api/tenant/members?cursor=${cursor}`)), status: 400, error: V },
+      ];
+    }),
+    { name: 'malformed percent-escape %FF in a path', send: () => get('/api/setup/tenant/%FF'), status: 400, error: 'Bad request' },
+    { name: 'truncated percent-escape %E0%A4%A in a path', send: () => get('/api/setup/tenant/%E0%A4%A'), status: 400, error: 'Bad request' },
+    { name: 'malformed percent-escape in a board id', send: () => inA(request(app).get('/api/boards/%C0%AF')), status: 400, error: 'Bad request' },
+    { name: 'malformed percent-escape on a DELETE', send: () => del('/api/setup/tenant/%E0%A4%A'), status: 400, error: 'Bad request' },
     // a member is not a platform admin
     { name: 'member on a setup endpoint', send: () => get(`/api/setup/tenant/${tenantA.id}`, tokA), status: 403, error: 'Forbidden' },
   ];
@@ -226,6 +251,46 @@ describe('hostile requests', () => {
       const r = await request(t.app).get(`/api/setup/tenants?q=${encodeURIComponent(q)}`).set('Authorization', admin).expect(200);
       expect({ q, total: r.body.total_count, tenants: r.body.tenants }).toEqual({ q, total: 0, tenants: [] });
     }
+  });
+
+  it('q with %, _ and \\ matches them literally and case-insensitively (issue 17 item 8)', async () => {
+    const tag = unique('lit').replace(/-/g, '');
+    const names = [`${tag} 100% Pure_Co`, `${tag} 100X PureXCo`, `${tag} back\\slash`, `${tag} ÉCOLE Ünïcode`];
+    const ids: string[] = [];
+    for (const name of names) {
+      ids.push((await request(t.app).post('/api/setup/tenant').set('Authorization', admin).send({ name, slug: unique('lit') }).expect(201)).body.tenant_id);
+    }
+    const search = async (q: string) => {
+      const r = await request(t.app).get(`/api/setup/tenants?q=${encodeURIComponent(q)}`).set('Authorization', admin).expect(200);
+      return (r.body.tenants as Array<{ name: string }>).map((x) => x.name).sort();
+    };
+    expect(await search(`${tag} 100%`)).toEqual([names[0]]);
+    expect(await search('% pure_')).toEqual([names[0]]);
+    expect(await search(`${tag} 100_`)).toEqual([]);
+    expect(await search('pure_co')).toEqual([names[0]]);
+    expect(await search('PUREXCO')).toEqual([names[1]]);
+    expect(await search('k\\s')).toEqual([names[2]]);
+    expect(await search('école ünï')).toEqual([names[3]]);
+    expect(await search(tag.toUpperCase())).toEqual([...names].sort());
+    expect(await search('%'.repeat(255))).toEqual([]);
+    expect(await search('_'.repeat(255))).toEqual([]);
+    // A rename is searchable by its new name only (the lowercased copy follows every update).
+    await request(t.app).put(`/api/setup/tenant/${ids[1]}`).set('Authorization', admin).send({ name: `${tag} Renamed_Ltd` }).expect(200);
+    expect(await search('renamed_ltd')).toEqual([`${tag} Renamed_Ltd`]);
+    expect(await search('PUREXCO')).toEqual([]);
+  });
+
+  it('a search of three or more letters can use the trigram indexes on name and slug', async () => {
+    const plan = await owner.transaction(async (trx) => {
+      await trx.raw('set local enable_seqscan = off');
+      const r = await trx.raw<{ rows: Array<{ 'QUERY PLAN': string }> }>(
+        "explain select count(*) from tenants where name_search like lower(?) or slug like lower(?)",
+        ['%Acme Corp%', '%Acme Corp%'],
+      );
+      return r.rows.map((x) => x['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toMatch(/Bitmap Index Scan on tenants_name_search_trgm/);
+    expect(plan).toMatch(/Bitmap Index Scan on tenants_slug_trgm/);
   });
 
   it('duplicate and conflicting headers: the documented error, or Node refuses the request', async () => {
@@ -352,5 +417,20 @@ describe('hostile input the contract accepts is stored as data', () => {
     // The existing board of tenant A is untouched.
     expect(await owner('boards').where({ tenant_id: tenantA.id, id: boardA }).first('name')).toEqual({ name: 'A board' });
     expect(await owner('users').where({ tenant_id: tenantA.id, id: memberA.id }).first('role')).toEqual({ role: 'admin' });
+  });
+});
+
+describe('the longest identity the contract and tokens allow fits PostgreSQL', () => {
+  it('a member with a 255-character issuer and subject of 4-byte characters is added and found', async () => {
+    const subject = `${'𝄞'.repeat(254)}${String.fromCodePoint(0x1f600 + Math.floor(Math.random() * 64))}`;
+    const issuer = `${'𝄢'.repeat(250)}${unique('i').slice(-5)}`;
+    const r = await request(t.app)
+      .post('/api/tenant/members')
+      .set('Authorization', tokA)
+      .set('X-Tenant', tenantA.slug)
+      .send({ subject, issuer, email: 'long@a.example', role: 'member' });
+    expect(r.status).toBe(201);
+    expect(r.body).toMatchObject({ subject, issuer });
+    expect(await owner('users').where({ tenant_id: tenantA.id, issuer, subject }).count({ n: '*' })).toEqual([{ n: '1' }]);
   });
 });

@@ -2,14 +2,17 @@
  * DELETE /api/setup/tenant/{id}: the tenant and every row it owns go, nothing of any other
  * tenant does; `?dry_run=true` counts and deletes nothing; the default tenant is protected in
  * single-tenant mode; the batched delete leaves nothing behind whatever the batch size.
+ * GET …/deletion-preview (issue 17 item 9) counts the same rows as a read: it changes nothing
+ * and does not spend the delete quota.
  */
 import request from 'supertest';
-import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../src/db/schema';
 import { withTenant } from '../src/db/tenant-scope';
+import { SYSTEM_ORIGIN } from '../src/domain/events';
 import { deleteTenant } from '../src/domain/tenant-admin';
 import { createTenantWithSampleData } from '../src/domain/tenants';
 import { startTestApp, type TestApp } from './helpers/app';
-import { adminToken, closeOwnerConnection, ownerConnection, unique } from './factories';
+import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
 
 let single: TestApp;
 let multi: TestApp;
@@ -65,6 +68,7 @@ async function fullTenant(t: TestApp): Promise<{ id: string; slug: string; name:
     await trx('boards').where({ tenant_id: id }).update({ created_by: users[0]!.id });
     await trx('board_members').insert(boards.flatMap((b) => users.map((u, i) => ({ tenant_id: id, board_id: b.id, user_id: u.id, role: i === 0 ? 'owner' : 'editor' }))));
     await trx('credit_transactions').insert({ tenant_id: id, user_id: users[1]!.id, kind: 'usage', amount: -10, balance_after: 990 });
+    await trx('invitations').insert({ tenant_id: id, email: `${unique('inv')}@example.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000), invited_by: users[0]!.id });
   });
   return { id, slug, name };
 }
@@ -106,6 +110,54 @@ describe('DELETE /api/setup/tenant/{tenant_id}', () => {
     // dry_run=false is a real delete.
     await request(multi.app).delete(`/api/setup/tenant/${a.id}`).query({ dry_run: 'false' }).set('Authorization', admin).expect(200);
     expect((await countsOf(a.id)).tenants).toBe(0);
+  });
+
+  it('GET deletion-preview returns the rows per table that would go, the same as a dry run, and deletes nothing', async () => {
+    const a = await fullTenant(multi);
+    const before = await countsOf(a.id);
+    const r = await request(multi.app).get(`/api/setup/tenant/${a.id}/deletion-preview`).set('Authorization', admin).expect(200);
+    expect(r.body).toEqual({
+      tenant_id: a.id,
+      message: expect.stringContaining(a.slug),
+      rows: Object.fromEntries(TENANT_TABLES.map((table) => [table, before[table]])),
+    });
+    expect(Object.values(r.body.rows as Record<string, number>).some((n) => n > 0)).toBe(true);
+    const dry = await request(multi.app).delete(`/api/setup/tenant/${a.id}`).query({ dry_run: 'true' }).set('Authorization', admin).expect(200);
+    expect(dry.body.rows).toEqual(r.body.rows);
+    expect(await countsOf(a.id)).toEqual(before);
+  });
+
+  it('deletion-preview: 404 for an unknown tenant, 400 for the default tenant in single-tenant mode, 403 for a non-admin', async () => {
+    const id = '0e8f3c2a-1b7d-4f6e-9a5c-2d4b6e8f0a1c';
+    const nf = await request(multi.app).get(`/api/setup/tenant/${id}/deletion-preview`).set('Authorization', admin).expect(404);
+    expect(nf.body).toMatchObject({ error: 'Tenant not found', detail: expect.stringContaining(id) });
+    const def = await ownerConnection()('tenants').where({ is_default: true }).first();
+    const bad = await request(single.app).get(`/api/setup/tenant/${def.id}/deletion-preview`).set('Authorization', admin).expect(400);
+    expect(bad.body.detail).toMatch(/single-tenant mode/);
+    await request(multi.app).get(`/api/setup/tenant/${def.id}/deletion-preview`).set('Authorization', `Bearer ${tokenFor({ sub: unique('member') })}`).expect(403);
+  });
+
+  it('previews do not spend the delete quota (5 per hour): after 8 previews a real delete still goes through', async () => {
+    const limited = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_RATE_LIMIT_ENABLED: 'true' });
+    try {
+      const caller = `Bearer ${adminToken(unique('quota'))}`;
+      const a = await fullTenant(limited);
+      for (let i = 0; i < 8; i++) {
+        const r = await request(limited.app).get(`/api/setup/tenant/${a.id}/deletion-preview`).set('Authorization', caller).expect(200);
+        expect(r.headers['ratelimit-policy']).toMatch(/setup-read/);
+      }
+      const del = await request(limited.app).delete(`/api/setup/tenant/${a.id}`).set('Authorization', caller).expect(200);
+      expect(del.headers['ratelimit-policy']).toMatch(/setup-delete/);
+      expect((await countsOf(a.id)).tenants).toBe(0);
+
+      // The deprecated dry run still works, and (as documented) still counts as a delete.
+      const b = await fullTenant(limited);
+      const other = `Bearer ${adminToken(unique('quota'))}`;
+      for (let i = 0; i < 5; i++) await request(limited.app).delete(`/api/setup/tenant/${b.id}`).query({ dry_run: 'true' }).set('Authorization', other).expect(200);
+      await request(limited.app).delete(`/api/setup/tenant/${b.id}`).set('Authorization', other).expect(429);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('404 Tenant not found naming the id, for a delete and a dry run', async () => {
@@ -151,7 +203,7 @@ describe('deleteTenant (domain): batches', () => {
     const b = await fullTenant(multi);
     const beforeA = await countsOf(a.id);
     const beforeB = await countsOf(b.id);
-    const result = await deleteTenant(multi.db, a.id, { multiTenantMode: true, batchSize: 2 });
+    const result = await deleteTenant(multi.db, SYSTEM_ORIGIN, a.id, { multiTenantMode: true, batchSize: 2 });
     expect(result.dryRun).toBe(false);
     expect(result.rows).toEqual(Object.fromEntries(TENANT_TABLES.map((table) => [table, beforeA[table]])));
     expect(await countsOf(a.id)).toEqual(Object.fromEntries(ALL_TABLES.map((table) => [table, 0])));
@@ -165,7 +217,7 @@ describe('deleteTenant (domain): batches', () => {
     // after the tenant row is gone (the foreign key refuses it), nothing of the tenant remains.
     let inserted = false;
     const db = multi.db;
-    const run = deleteTenant(db, id, { multiTenantMode: true, batchSize: 1 });
+    const run = deleteTenant(db, SYSTEM_ORIGIN, id, { multiTenantMode: true, batchSize: 1 });
     await withTenant(db, id, async (trx) => {
       await trx('boards').insert({ tenant_id: id, name: 'late' }).catch(() => undefined);
       inserted = true;

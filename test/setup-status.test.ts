@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import request from 'supertest';
-import { TENANT_TABLES } from '../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../src/db/schema';
 import { setupRecommendations, type DeploymentFacts } from '../src/domain/setup-status';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createFreshDatabase, type FreshDatabase } from './helpers/fresh-database';

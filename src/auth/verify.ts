@@ -1,15 +1,18 @@
 /**
- * Bearer-token verification with express-jwt (+ jwks-rsa for `jwks` and `oidc`). Only the
- * provider's algorithms are accepted; `exp` and `sub` are required; every failure is a 401.
+ * Bearer-token verification with express-jwt (keys of `jwks` and `oidc` from src/auth/jwks-cache.ts).
+ * Only the provider's algorithms are accepted; `exp` and `sub` are required; `iat` may not lie
+ * in the future, `sub` and `iss` are at most MAX_IDENTITY_CLAIM_BYTES, and a `crit` header is
+ * refused (no JWS extension is understood here). Every failure is a 401, except that an
+ * identity provider whose keys cannot be fetched is a 503 with Retry-After.
  */
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { expressjwt, type GetVerificationKey } from 'express-jwt';
-import jwksRsa from 'jwks-rsa';
 import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../errors';
 import { readClaim } from '../tenancy/resolve';
+import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
 
 /** The verified caller of a request. */
@@ -27,13 +30,27 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /** Issuer recorded for HS256 tokens that carry no `iss`. */
 export const HS256_DEFAULT_ISSUER = 'urn:tenant-service:hs256';
 
+/** Clock skew allowed on `exp`, `nbf` and `iat`, in seconds. */
+export const CLOCK_TOLERANCE_S = 30;
+/**
+ * Upper bound of `sub` and `iss`, in UTF-8 bytes. Both are stored in the unique btree index
+ * (tenant_id, issuer, subject): two claims of this size fit PostgreSQL's index row limit
+ * (~2 700 bytes) with room to spare.
+ */
+export const MAX_IDENTITY_CLAIM_BYTES = 1024;
+
+/** Internal tuning, for tests (the defaults are the production values). */
+export interface AuthenticatorOptions {
+  jwks?: JwksCacheOptions;
+}
+
 export interface Authenticator {
   /** Verifies the bearer token and sets `res.locals.caller`; 401 ApiError otherwise. */
   readonly middleware: RequestHandler;
 }
 
 /** Builds the token verifier of the configured provider. */
-export function createAuthenticator(config: Config, localKeys: LocalKeys | null): Authenticator {
+export function createAuthenticator(config: Config, localKeys: LocalKeys | null, opts: AuthenticatorOptions = {}): Authenticator {
   let secret: GetVerificationKey | jwt.Secret;
   let algorithms: string[];
   let issuer: string | undefined = config.jwtIssuer ?? undefined;
@@ -55,12 +72,12 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null)
       defaultIssuer = HS256_DEFAULT_ISSUER;
       break;
     case 'jwks':
-      secret = jwksSecret(config.jwksUri!);
+      secret = jwksSecret(config.jwksUri!, opts.jwks);
       algorithms = [...ASYMMETRIC];
       defaultIssuer = config.jwksUri!;
       break;
     case 'oidc': {
-      secret = oidcSecret(config.oidcIssuer!);
+      secret = oidcSecret(config.oidcIssuer!, opts.jwks);
       algorithms = [...ASYMMETRIC];
       issuer ??= config.oidcIssuer!;
       defaultIssuer = config.oidcIssuer!;
@@ -75,17 +92,32 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null)
     audience: config.jwtAudience ?? undefined,
     requestProperty: 'auth',
     credentialsRequired: true,
-    clockTolerance: 30,
+    clockTolerance: CLOCK_TOLERANCE_S,
     getToken: bearerToken,
   });
 
   const middleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+    // RFC 7515 §4.1.11: a recipient that does not understand every `crit` extension must
+    // reject the token. This verifier understands none, so any `crit` is refused (before any key
+    // is looked up).
+    if (hasCritHeader(req)) return next(invalid('The token has a critical header parameter (crit) this service does not understand.'));
     verify(req, res, (err?: unknown) => {
       if (err) return next(toUnauthorized(err));
       const claims = ((req as Request & { auth?: Record<string, unknown> }).auth ?? {}) as Record<string, unknown>;
       if (typeof claims.exp !== 'number') return next(new ApiError('unauthorized', 'The token has no expiry (exp).', {}, wwwAuth('invalid_token', 'missing exp')));
       if (typeof claims.sub !== 'string' || claims.sub === '') {
         return next(new ApiError('unauthorized', 'The token has no subject (sub).', {}, wwwAuth('invalid_token', 'missing sub')));
+      }
+      // jsonwebtoken does not check `iat`; a token issued in the future was minted by a broken
+      // clock or to outlive its apparent lifetime.
+      if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat > Date.now() / 1000 + CLOCK_TOLERANCE_S)) {
+        return next(invalid('The token was issued in the future (iat).'));
+      }
+      if (Buffer.byteLength(claims.sub, 'utf8') > MAX_IDENTITY_CLAIM_BYTES) {
+        return next(invalid(`The token's subject (sub) is longer than ${MAX_IDENTITY_CLAIM_BYTES} bytes.`));
+      }
+      if (typeof claims.iss === 'string' && Buffer.byteLength(claims.iss, 'utf8') > MAX_IDENTITY_CLAIM_BYTES) {
+        return next(invalid(`The token's issuer (iss) is longer than ${MAX_IDENTITY_CLAIM_BYTES} bytes.`));
       }
       res.locals.caller = toCaller(claims, config, defaultIssuer);
       next();
@@ -102,7 +134,8 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
     issuer: typeof claims.iss === 'string' && claims.iss !== '' ? claims.iss : defaultIssuer,
     subject: claims.sub as string,
     email: typeof claims.email === 'string' ? claims.email : null,
-    emailVerified: typeof ev === 'boolean' ? ev : ev === 'true' ? true : ev === 'false' ? false : null,
+    // Only true or "true" is verified; any other present value ("FALSE", 0, "yes"…) is not.
+    emailVerified: ev === undefined ? null : ev === true || ev === 'true',
     name: typeof claims.name === 'string' ? claims.name : null,
     isPlatformAdmin,
     claims: Object.freeze({ ...claims }),
@@ -118,12 +151,36 @@ function bearerToken(req: Request): string | undefined {
   return m[1];
 }
 
+/** True when the bearer token's JOSE header carries `crit`. Malformed tokens are left to the verifier. */
+function hasCritHeader(req: Request): boolean {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return false;
+  const m = /^Bearer[ ]+([A-Za-z0-9\-_]+)\./i.exec(h);
+  if (!m || m[1]!.length > 8192) return false;
+  try {
+    const header = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as unknown;
+    return header !== null && typeof header === 'object' && Object.prototype.hasOwnProperty.call(header, 'crit');
+  } catch {
+    return false;
+  }
+}
+
+function invalid(reason: string): ApiError {
+  return new ApiError('unauthorized', reason, {}, wwwAuth('invalid_token', reason.replace(/\.$/, '').replace(/"/g, "'").toLowerCase()));
+}
+
 function wwwAuth(error: string, description: string): Record<string, string> {
   return { 'WWW-Authenticate': `Bearer realm="tenant-service", error="${error}", error_description="${description}"` };
 }
 
-/** Every verification failure, including key-server trouble, is a 401 that reveals nothing. */
+/**
+ * Every verification failure is a 401 that reveals nothing, except keys that could not be
+ * fetched: that is the service's trouble, not the token's (503, retry).
+ */
 function toUnauthorized(err: unknown): ApiError {
+  if (err instanceof JwksUnavailableError) {
+    return new ApiError('unavailable', 'The identity provider\u2019s signing keys could not be fetched; retry later.', {}, { 'Retry-After': String(err.retryAfterSeconds) });
+  }
   const e = err as { code?: string; name?: string; inner?: { name?: string; message?: string } };
   if (e.code === 'credentials_required') {
     return new ApiError('unauthorized', 'A bearer token is required: send "Authorization: Bearer <token>".', {}, {
@@ -139,7 +196,7 @@ function toUnauthorized(err: unknown): ApiError {
       ? 'The token has expired.'
       : inner === 'NotBeforeError'
         ? 'The token is not valid yet.'
-        : inner === 'JwksRateLimitError' || inner === 'SigningKeyNotFoundError' || inner === 'JwksError'
+        : inner === 'UnknownKeyError'
           ? 'The token was signed by an unknown key.'
           : /audience/.test(e.inner?.message ?? '')
             ? 'The token is for another audience.'
@@ -149,52 +206,27 @@ function toUnauthorized(err: unknown): ApiError {
   return new ApiError('unauthorized', reason, {}, wwwAuth('invalid_token', reason.replace(/\.$/, '').toLowerCase()));
 }
 
-function jwksSecret(jwksUri: string): GetVerificationKey {
-  // Keys are cached; unknown key ids are rate limited so a flood cannot hammer the key server.
-  const fromJwks = jwksRsa.expressJwtSecret({
-    jwksUri,
-    cache: true,
-    cacheMaxEntries: 16,
-    cacheMaxAge: 10 * 60_000,
-    rateLimit: true,
-    jwksRequestsPerMinute: 10,
-    timeout: 5_000,
-  }) as GetVerificationKey;
-  // jwks-rsa hands back PEM strings; parse each key once, not on every request.
-  const parsed = new Map<string, crypto.KeyObject>();
-  return async (req, token) => {
-    const pem = await fromJwks(req, token);
-    if (typeof pem !== 'string') return pem;
-    let key = parsed.get(pem);
-    if (!key) {
-      key = crypto.createPublicKey(pem);
-      if (parsed.size >= 64) parsed.clear();
-      parsed.set(pem, key);
-    }
-    return key;
+function jwksSecret(jwksUri: string | (() => Promise<string>), opts?: JwksCacheOptions): GetVerificationKey {
+  const cache = createJwksCache(jwksUri, opts);
+  return async (_req, token) => {
+    if (!token || typeof token !== 'object' || !token.header) throw Object.assign(new Error('The token is not a JWT.'), { name: 'JsonWebTokenError' });
+    const kid = token.header.kid;
+    return cache.getKey(typeof kid === 'string' ? kid : undefined);
   };
 }
 
-function oidcSecret(issuer: string): GetVerificationKey {
-  let resolved: GetVerificationKey | null = null;
-  let pending: Promise<GetVerificationKey> | null = null;
-  const discover = async (): Promise<GetVerificationKey> => {
+/** The JWKS of an OIDC issuer, found by discovery on first use (retried on the next fetch if that fails). */
+function oidcSecret(issuer: string, opts?: JwksCacheOptions): GetVerificationKey {
+  let jwksUri: string | null = null;
+  const discover = async (): Promise<string> => {
+    if (jwksUri) return jwksUri;
     const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
     const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     if (!res.ok) throw new Error(`OIDC discovery failed with HTTP ${res.status}`);
     const doc = (await res.json()) as { jwks_uri?: unknown };
     if (typeof doc.jwks_uri !== 'string') throw new Error('OIDC discovery document has no jwks_uri');
-    return jwksSecret(doc.jwks_uri);
+    jwksUri = doc.jwks_uri;
+    return jwksUri;
   };
-  return async (req, token) => {
-    if (!resolved) {
-      pending ??= discover().finally(() => {
-        pending = null;
-      });
-      resolved = await pending.catch((err: unknown) => {
-        throw Object.assign(new Error('The identity provider could not be reached.'), { name: 'JwksError', cause: err });
-      });
-    }
-    return resolved(req, token);
-  };
+  return jwksSecret(discover, opts);
 }

@@ -29,6 +29,20 @@ export interface Connection {
   readonly tokenSource: 'given' | 'minted' | 'none';
 }
 
+/**
+ * The service's URL when neither --url nor SERVICE_URL is given: where the service itself would
+ * listen with the same environment (SERVICE_HOST, default 127.0.0.1; SERVICE_PORT, default 8080).
+ * A wildcard bind address (0.0.0.0, ::) is reached on the loopback address.
+ */
+export function defaultServiceUrl(env: NodeJS.ProcessEnv): string {
+  let host = env.SERVICE_HOST?.trim() || '127.0.0.1';
+  if (host === '0.0.0.0') host = '127.0.0.1';
+  else if (host === '::' || host === '[::]') host = '[::1]';
+  else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  const port = env.SERVICE_PORT?.trim() || '8080';
+  return `http://${host}:${port}`;
+}
+
 /** Validates --url and builds the client with the caller's token. */
 export function connect(opts: GlobalOptions): Connection {
   const baseUrl = parseServiceUrl(opts.url);

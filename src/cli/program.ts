@@ -9,8 +9,9 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import * as sdk from '../../generated/sdk.gen';
 import type { AuditReport, AuditViolation, Tenant, TenantSettings } from '../../generated/types.gen';
 import { readLocalKeys, signLocalToken } from '../auth/local-keys';
-import { call, connect, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
+import { call, connect, defaultServiceUrl, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
 import { CliError, EXIT_ERROR, reportFailure } from './errors';
+import { registerEventsCommand } from './events';
 import { renderPairs, renderTable, styleFor, type Out, type Style } from './output';
 
 export interface CliIO {
@@ -39,9 +40,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 
   program
     .name('tenantctl')
-    .description('Command-line tool for tenant-service: create, list and audit tenants; mint local tokens.')
+    .description('Command-line tool for tenant-service: create, list and audit tenants; read the audit log; mint local tokens.')
     .version(packageVersion(), '-V, --version')
-    .addOption(new Option('--url <url>', 'base URL of the service').env('SERVICE_URL').default('http://127.0.0.1:8080'))
+    .addOption(
+      new Option('--url <url>', 'base URL of the service (default: from SERVICE_HOST and SERVICE_PORT, as the service listens)')
+        .env('SERVICE_URL')
+        .default(defaultServiceUrl(process.env), defaultServiceUrl(process.env)),
+    )
     .addOption(new Option('--token <jwt>', 'bearer token of a platform admin (default: minted from the local signing key)').env('SERVICE_TOKEN'))
     .addOption(new Option('--data-dir <dir>', 'the service data directory holding the local signing key').env('SERVICE_DATA_DIR').default('./.data'))
     .addOption(new Option('--admin-role <role>', 'platform admin role put in minted tokens').env('SERVICE_ADMIN_ROLE').default('admin').hideHelp())
@@ -57,7 +62,10 @@ Exit status: 0 success; 1 the server refused the request (tenant audit: violatio
 Examples:
   tenantctl tenant create --name "Acme Corporation" --slug acme-corp --sample-data
   tenantctl tenant list --query acme --format json
+  tenantctl tenant update acme-corp --provision-from-claims false
+  tenantctl tenant update acme-corp --provision-from-claims true --claims-issuer https://idp.acme.com
   tenantctl tenant audit --tenant acme-corp
+  tenantctl events list --tenant acme-corp --since 24h
   tenantctl token --sub alice --email alice@acme.com --admin`,
     );
 
@@ -72,7 +80,7 @@ Examples:
     if (io.stderr.isTTY) io.stderr.write(`${s}\n`);
   };
 
-  const tenant = program.command('tenant').description('create, list and audit tenants (platform admin)');
+  const tenant = program.command('tenant').description('create, list, update and audit tenants (platform admin)');
 
   tenant
     .command('create')
@@ -140,6 +148,59 @@ Examples:
     });
 
   tenant
+    .command('update')
+    .description("change a tenant's membership policy: whether callers named by the identity provider's claims become members")
+    .argument('<tenant>', 'slug or tenant id')
+    .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
+    .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
+    .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)
+    .addOption(formatOption())
+    .action(
+      async (
+        ref: string,
+        opts: { provisionFromClaims?: boolean; claimsIssuer?: string; anyIssuer: boolean; format: Format },
+        cmd: Command,
+      ) => {
+        if (opts.provisionFromClaims === undefined && opts.claimsIssuer === undefined && !opts.anyIssuer) {
+          throw new CliError('nothing to change: give --provision-from-claims true|false, --claims-issuer <url> or --any-issuer');
+        }
+        if (opts.claimsIssuer !== undefined && opts.anyIssuer) throw new CliError('--claims-issuer and --any-issuer contradict each other');
+        const conn = connect(globals(cmd));
+        const tenantId = await resolveTenantId(conn, ref);
+        const updated = await call(
+          conn,
+          'tenant update',
+          sdk.updateTenant({
+            client: conn.client,
+            path: { tenant_id: tenantId },
+            body: {
+              membership_policy: {
+                ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
+                ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
+                ...(opts.anyIssuer ? { claims_issuer: null } : {}),
+              },
+            },
+            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+          }),
+        );
+        if (opts.format === 'json') return print(`${JSON.stringify(updated, null, 2)}\n`);
+        const { out } = styles(cmd);
+        print(`${out.green(`Tenant '${updated.name}' (${updated.slug}) updated.`)}\n`);
+        print(
+          renderPairs(
+            [
+              ['tenant_id', updated.tenant_id],
+              ['slug', updated.slug],
+              ['provision_from_claims', String(updated.membership_policy.provision_from_claims)],
+              ['claims_issuer', updated.membership_policy.claims_issuer ?? '(any issuer)'],
+            ],
+            out,
+          ),
+        );
+      },
+    );
+
+  tenant
     .command('audit')
     .description('audit tenant isolation; exit 0 clean, 1 violations found, 2 error')
     .option('--tenant <slug>', 'audit only this tenant', parseSlug('--tenant'))
@@ -159,6 +220,8 @@ Examples:
       else print(renderAudit(report, styles(cmd).out));
       exitCode = report.total_violations > 0 ? 1 : 0;
     });
+
+  registerEventsCommand(program, { globals, style: (cmd) => styles(cmd).out, print });
 
   program
     .command('token')
@@ -202,6 +265,22 @@ Examples:
     }
     return reportFailure(err, io.stderr, io.noColor || argv.includes('--no-color'));
   }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A tenant id as given, or the id of the tenant with exactly this slug (CliError when none). */
+async function resolveTenantId(conn: Connection, ref: string): Promise<string> {
+  if (UUID.test(ref)) return ref;
+  if (!SLUG.test(ref)) throw new CliError(`'${ref}' is neither a tenant id nor a slug (lowercase letters, digits and hyphens)`);
+  const page = await call(
+    conn,
+    'tenant update',
+    sdk.listTenants({ client: conn.client, query: { q: ref, limit: 1000 }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+  );
+  const match = page.tenants.find((t) => t.slug === ref);
+  if (!match) throw new CliError(`no tenant with slug '${ref}'`, 1);
+  return match.tenant_id;
 }
 
 /** Every tenant matching `q`, page after page until `next_cursor` is null. */
@@ -293,6 +372,19 @@ function parseQuery(v: string): string {
 function parseLimit(v: string): number {
   if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 1000) throw new InvalidArgumentError('--limit must be an integer from 1 to 1000.');
   return Number(v);
+}
+
+function parseBool(v: string): boolean {
+  const lower = v.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(lower)) return true;
+  if (['false', '0', 'no'].includes(lower)) return false;
+  throw new InvalidArgumentError('expected true or false.');
+}
+
+function parseIssuer(v: string): string {
+  const s = v.trim();
+  if (s === '' || s.length > 2048) throw new InvalidArgumentError('expected an issuer URL of 1 to 2048 characters.');
+  return s;
 }
 
 function parseSettings(v: string): TenantSettings {

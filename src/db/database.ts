@@ -1,14 +1,18 @@
 /**
- * The connection pool and migrations. Queries run under the runtime role (no BYPASSRLS), so
- * row-level security applies to everything the service does with tenant data.
+ * The connection pool and migrations. Queries run under the runtime role (no BYPASSRLS), set per
+ * transaction (./tenant-scope.ts), so row-level security applies to everything the service does
+ * with tenant data, directly connected or behind a transaction pooler.
  */
 import knexFactory, { type Knex } from 'knex';
-import { Model } from 'objection';
 import type { Logger } from 'pino';
 import * as schema from './migrations/001-schema';
 import * as foreignKeyIndexes from './migrations/002-foreign-key-indexes';
 import * as tenantSearchIndex from './migrations/003-tenant-search-index';
-import { APP_ROLE } from './migrations/001-schema';
+import * as membership from './migrations/004-membership';
+import * as events from './migrations/005-events';
+import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
+import { TenantRow } from './models';
+import { APP_ROLE } from './schema';
 
 export interface DatabaseOptions {
   url: string;
@@ -16,12 +20,41 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** Per-statement timeout in milliseconds (default 30 s). */
   statementTimeoutMs?: number;
+  /**
+   * Client-side limit on waiting for a query's answer (default: statement timeout + 2 s). The
+   * statement timeout is enforced by the server, so a server that does not answer at all
+   * (stopped, hung, partitioned) needs this one; the connection is then discarded.
+   */
+  queryTimeoutMs?: number;
+  /** Where knex's own warnings and errors go (default: nowhere; never plain text on stdout). */
+  logger?: Logger;
+}
+
+/**
+ * knex's `log` option: its warnings ("Acquire connection error: <stack>", "Connection Error")
+ * and errors become pino lines instead of plain-text console output in the JSON log stream.
+ * The first line is kept (the stack adds nothing an operator can act on; the request that
+ * failed logs its own error). Without a logger they are dropped: every failure they describe
+ * also reaches the caller of the query, which logs or reports it.
+ */
+export function knexLog(logger: Logger | undefined): Knex.Config['log'] {
+  const firstLine = (m: unknown) => (typeof m === 'string' ? m : String((m as { message?: unknown })?.message ?? m)).split('\n')[0]!.slice(0, 500);
+  const log = logger?.child({ component: 'knex' });
+  return {
+    warn: (m: unknown) => log?.warn({ knex_message: firstLine(m) }, 'Database client warning'),
+    error: (m: unknown) => log?.error({ knex_message: firstLine(m) }, 'Database client error'),
+    deprecate: (m: unknown) => log?.warn({ knex_message: firstLine(m) }, 'Database client deprecation'),
+    debug: (m: unknown) => log?.debug({ knex_message: firstLine(m) }, 'Database client debug'),
+  };
 }
 
 const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Promise<void> }> = {
   '001-schema': schema,
   '002-foreign-key-indexes': foreignKeyIndexes,
   '003-tenant-search-index': tenantSearchIndex,
+  '004-membership': membership,
+  '005-events': events,
+  '006-tenant-search-folded': tenantSearchFolded,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
@@ -37,7 +70,11 @@ class StaticMigrationSource implements Knex.MigrationSource<string> {
   }
 }
 
-/** Opens the pool. Every pooled connection switches to the runtime role before first use. */
+/**
+ * Opens the pool. Every transaction of the service sets the runtime (or reader) role as its first
+ * statement (withTenant, withService, withPlatformRead, withEnteredTenant), so the role holds
+ * whatever pooler sits in between; a direct connection also starts as the runtime role.
+ */
 export function openDatabase(opts: DatabaseOptions): Knex {
   const statementTimeout = opts.statementTimeoutMs ?? 30_000;
   const db = knexFactory({
@@ -45,20 +82,72 @@ export function openDatabase(opts: DatabaseOptions): Knex {
     connection: {
       connectionString: opts.url,
       statement_timeout: statementTimeout,
+      query_timeout: opts.queryTimeoutMs ?? statementTimeout + QUERY_TIMEOUT_GRACE_MS,
       connectionTimeoutMillis: 5_000,
       keepAlive: true,
     },
     pool: {
       min: 0,
       max: opts.poolMax ?? 10,
+      // A safety net only: every transaction of the service sets its role itself
+      // (./tenant-scope.ts), which is what holds behind a transaction pooler, where this
+      // session-level SET ROLE lands on one server connection and is not followed. On a direct
+      // connection it keeps a statement that skipped those helpers out of the owner's rights.
       afterCreate(conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) {
+        discardOnReadTimeout(conn as unknown as TimeoutAwareConnection);
         conn.query(`SET ROLE ${APP_ROLE}`, (err) => done(err, conn));
       },
     },
     acquireConnectionTimeout: 10_000,
+    log: knexLog(opts.logger),
   });
-  Model.knex(db);
   return db;
+}
+
+/**
+ * A small pool as the configured user itself (the schema owner), WITHOUT switching to the
+ * runtime role: only for work the runtime role may not do, i.e. the events retention purge.
+ * Not bound to Objection. Close it after use.
+ */
+export function openOwnerDatabase(url: string): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, statement_timeout: 300_000, connectionTimeoutMillis: 5_000 },
+    pool: { min: 0, max: 2 },
+  });
+}
+
+// --- Client-side query timeout (issue 17 item 6) ---------------------------------------------
+
+/** How much longer than the statement timeout the client waits before giving up on an answer. */
+export const QUERY_TIMEOUT_GRACE_MS = 2_000;
+
+interface TimeoutAwareConnection {
+  query: (...args: unknown[]) => unknown;
+  __knex__disposed?: unknown;
+  connection?: { stream?: { destroy(): void } };
+}
+
+/**
+ * pg's `query_timeout` fails the query but leaves it running on the connection, which knex would
+ * hand to the next request (that would then queue behind a server that does not answer). Marks
+ * such a connection disposed (knex destroys it on release) and closes its socket.
+ */
+function discardOnReadTimeout(conn: TimeoutAwareConnection): void {
+  const query = conn.query.bind(conn);
+  conn.query = (...args: unknown[]) => {
+    const last = args[args.length - 1];
+    if (typeof last === 'function') {
+      args[args.length - 1] = (err: Error | null, res: unknown) => {
+        if (err && err.message === 'Query read timeout') {
+          conn.__knex__disposed = err;
+          conn.connection?.stream?.destroy();
+        }
+        (last as (e: Error | null, r: unknown) => void)(err, res);
+      };
+    }
+    return query(...args);
+  };
 }
 
 const MIGRATION_LOCK = 7_284_019_551; // pg_advisory_lock key: one migrator at a time per database
@@ -70,7 +159,7 @@ const MIGRATION_LOCK = 7_284_019_551; // pg_advisory_lock key: one migrator at a
  */
 export async function migrate(url: string, defaultTenantSlug: string, log: Logger): Promise<void> {
   // One connection (min = max = 1), so the session advisory lock and the migrations share it.
-  const admin = knexFactory({ client: 'pg', connection: { connectionString: url }, pool: { min: 1, max: 1 } });
+  const admin = knexFactory({ client: 'pg', connection: { connectionString: url }, pool: { min: 1, max: 1 }, log: knexLog(log) });
   try {
     await admin.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK]);
     try {
@@ -89,21 +178,24 @@ export async function migrate(url: string, defaultTenantSlug: string, log: Logge
 }
 
 async function ensureDefaultTenant(trx: Knex.Transaction, slug: string, log: Logger): Promise<void> {
-  const existing = await trx('tenants').where({ is_default: true }).first('id', 'slug');
+  const existing = await TenantRow.query(trx).findOne({ is_default: true }).select('id', 'slug');
   if (existing) {
     if (existing.slug !== slug) {
       log.warn({ stored: existing.slug, configured: slug }, 'The default tenant keeps its original slug; SERVICE_DEFAULT_TENANT_SLUG is used only when creating it');
     }
     return;
   }
-  const taken = await trx('tenants').where({ slug }).first('id');
+  const taken = await TenantRow.query(trx).findOne({ slug }).select('id');
   if (taken) {
-    // A tenant with the configured slug exists but is not marked default (the default was deleted
-    // in multi-tenant mode and the slug reused): it becomes the default again.
-    await trx('tenants').where({ id: taken.id }).update({ is_default: true, updated_at: trx.fn.now() });
-    log.warn({ slug }, 'Existing tenant marked as the default tenant');
+    // The default tenant is the tenant marked default, never one found by its slug: adopting a
+    // tenant someone else created (and administers) under that slug would hand them every
+    // single-tenant caller. Nothing is created or adopted; setup status reports it.
+    log.error(
+      { slug, tenant_id: taken.id },
+      'The default tenant is missing and another tenant holds its slug: not adopting it. Rename or delete that tenant, or set SERVICE_DEFAULT_TENANT_SLUG to a free slug, and restart',
+    );
     return;
   }
-  await trx('tenants').insert({ name: 'Default', slug, is_default: true });
+  await TenantRow.query(trx).insert({ name: 'Default', slug, is_default: true });
   log.info({ slug }, 'Default tenant created');
 }

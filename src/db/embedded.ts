@@ -37,8 +37,12 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     // PostgreSQL refuses to run as root: run it as the `postgres` system user then.
     createPostgresUser: asRoot,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: (m: unknown) => pgLog.debug({ msg: String(m).trim() }, 'postgres output'),
-    onError: (e: unknown) => pgLog.error({ err: e }, 'postgres error'),
+    // PostgreSQL's own line goes in `postgres`: a `msg` field would be a second `msg` key.
+    onLog: (m: unknown) => {
+      for (const line of String(m).split('\n')) if (line.trim()) pgLog.debug({ postgres: line.trim() }, 'PostgreSQL output');
+    },
+    onError: (e: unknown) =>
+      e instanceof Error ? pgLog.error({ err: e }, 'PostgreSQL error') : pgLog.warn({ postgres: String(e).trim() }, 'PostgreSQL error output'),
   });
 
   const initialised = await exists(path.join(clusterDir, 'PG_VERSION'));

@@ -2,35 +2,42 @@
  * Boards: the tenant's own content. Every function takes the request's tenant-scoped
  * transaction, so row-level security confines it to that tenant whatever the query says.
  */
-import type { Knex } from 'knex';
-import type { BoardRow, GenerationRow } from '../db/models';
+import { BoardMemberRow, BoardRow, GenerationRow } from '../db/models';
+import { fetchKeysetRows } from '../db/queries/keyset-page';
+import type { Transaction } from '../db/tenant-scope';
+import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
 
 /** One page of the tenant's boards, oldest first. */
-export async function listBoards(trx: Knex.Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardRow[]; nextCursor: string | null }> {
-  const { page, nextCursor } = await pageByCreation<BoardRow>(trx, trx('boards').where({ tenant_id: tenantId }), opts);
+export async function listBoards(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardRow[]; nextCursor: string | null }> {
+  const { page, nextCursor } = await pageByCreation((limit, after) => fetchKeysetRows(BoardRow.query(trx).where({ tenant_id: tenantId }), limit, after), opts);
   return { boards: page, nextCursor };
 }
 
 /** Creates a board; its creator (when a member) becomes its owner. */
 export async function createBoard(
-  trx: Knex.Transaction,
+  trx: Transaction,
+  origin: EventOrigin,
   tenantId: string,
   input: { name: string; description?: string | null; createdBy: string | null },
 ): Promise<BoardRow> {
-  const [board] = (await trx('boards')
+  const board = await BoardRow.query(trx)
     .insert({ tenant_id: tenantId, name: input.name, description: input.description ?? null, created_by: input.createdBy })
-    .returning('*')) as BoardRow[];
-  if (input.createdBy) await trx('board_members').insert({ tenant_id: tenantId, board_id: board!.id, user_id: input.createdBy, role: 'owner' });
-  return board!;
+    .returning('*');
+  if (input.createdBy) await BoardMemberRow.query(trx).insert({ tenant_id: tenantId, board_id: board.id, user_id: input.createdBy, role: 'owner' });
+  await recordEvent(trx, origin, {
+    action: 'board.created',
+    tenantId,
+    target: { type: 'board', id: board.id },
+    data: { board: { board_id: board.id, name: board.name, description: board.description, created_by: board.created_by } },
+  });
+  return board;
 }
 
 /** A board with its generations, or null when the tenant has no such board. */
-export async function getBoardWithGenerations(trx: Knex.Transaction, tenantId: string, boardId: string): Promise<{ board: BoardRow; generations: GenerationRow[] } | null> {
-  const board = (await trx('boards').where({ tenant_id: tenantId, id: boardId }).first()) as BoardRow | undefined;
+export async function getBoardWithGenerations(trx: Transaction, tenantId: string, boardId: string): Promise<{ board: BoardRow; generations: GenerationRow[] } | null> {
+  const board = await BoardRow.query(trx).findById([tenantId, boardId]);
   if (!board) return null;
-  const generations = (await trx('generations')
-    .where({ tenant_id: tenantId, board_id: boardId })
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])) as GenerationRow[];
+  const generations = (await board.$relatedQuery('generations', trx).orderBy([{ column: 'created_at' }, { column: 'id' }])) as GenerationRow[];
   return { board, generations };
 }

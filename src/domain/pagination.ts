@@ -6,30 +6,17 @@
  * PostgreSQL text with microseconds, because a JavaScript Date keeps only milliseconds and
  * rows created within the same millisecond would otherwise be skipped or repeated.
  */
-import type { Knex } from 'knex';
-import { ApiError } from '../http/errors';
+import type { KeysetPosition } from '../db/queries/keyset-page';
+import { ApiError } from '../errors';
 
-/** The position after which the next page starts. */
-export interface KeysetPosition {
-  /** `created_at` as UTC text with microseconds, e.g. `2026-01-02T03:04:05.123456Z`. */
-  readonly createdAt: string;
-  readonly id: string;
-}
+export type { KeysetPosition } from '../db/queries/keyset-page';
 
 const VERSION = 1;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * SQL selecting `column` (a timestamptz) as the microsecond UTC text a cursor stores. Select it
- * beside the row (e.g. `select t.*, ${keysetTimestampSql('t.created_at')} as cursor_ts`).
- */
-function keysetTimestampSql(column: string): string {
-  return `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-}
-
 /** Encodes a position as an opaque URL-safe string. */
-function encodeCursor(position: KeysetPosition): string {
+export function encodeCursor(position: KeysetPosition): string {
   return Buffer.from(JSON.stringify([VERSION, position.createdAt, position.id]), 'utf8').toString('base64url');
 }
 
@@ -49,21 +36,32 @@ export function decodeCursor(cursor: string, parameter = 'cursor'): KeysetPositi
   if (!Array.isArray(parsed) || parsed.length !== 3) throw invalid();
   const [version, createdAt, id] = parsed as unknown[];
   if (version !== VERSION || typeof createdAt !== 'string' || typeof id !== 'string') throw invalid();
-  if (!TIMESTAMP.test(createdAt) || Number.isNaN(Date.parse(createdAt)) || !UUID.test(id)) throw invalid();
+  if (!TIMESTAMP.test(createdAt) || !isRealTimestamp(createdAt) || !UUID.test(id)) throw invalid();
   return { createdAt, id: id.toLowerCase() };
 }
 
 /**
- * Restricts `query` to rows after `position` in (created_at, id) order. The row comparison
- * matches a (…, created_at, id) index, so the page is an index range scan.
+ * True when every field of a `TIMESTAMP`-shaped string is in range, as PostgreSQL checks it.
+ * Date.parse is not enough: it accepts `2024-02-30` (rolled over to March 1) and year 0000,
+ * which PostgreSQL refuses (22008) — a 500 if such a cursor reached the query.
  */
-function afterPosition<Q extends Knex.QueryBuilder>(query: Q, position: KeysetPosition, createdAtColumn = 'created_at', idColumn = 'id'): Q {
-  return query.whereRaw(`(??, ??) > (?::timestamptz, ?::uuid)`, [createdAtColumn, idColumn, position.createdAt, position.id]) as Q;
+function isRealTimestamp(ts: string): boolean {
+  const [y, mo, d, h, mi, s] = [ts.slice(0, 4), ts.slice(5, 7), ts.slice(8, 10), ts.slice(11, 13), ts.slice(14, 16), ts.slice(17, 19)].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || s > 59) return false;
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  return d <= [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1]!;
 }
 
 /**
  * Given `limit + 1` rows fetched in order (each with the `cursor_ts` column of
- * `keysetTimestampSql`), returns the page and the cursor of the next one (null on the last page).
+ * `fetchKeysetRows`), returns the page and the cursor of the next one (null on the last page).
  */
 function pageOf<R extends { id: string; cursor_ts: string }>(rows: readonly R[], limit: number): { page: R[]; nextCursor: string | null } {
   if (rows.length <= limit) return { page: [...rows], nextCursor: null };
@@ -73,18 +71,14 @@ function pageOf<R extends { id: string; cursor_ts: string }>(rows: readonly R[],
 }
 
 /**
- * One page of `query` (a filtered table query) in (created_at, id) order, starting after
- * `cursor`: the select, order, limit and cursor handling every tenant-scoped list shares.
+ * One page in (created_at, id) order starting after `cursor`: `fetch` reads up to `limit` rows
+ * after a position (src/db/queries/keyset-page.ts `fetchKeysetRows` on a model query); this asks
+ * for one more than the page to learn whether another follows, and encodes the next cursor.
  */
 export async function pageByCreation<R extends { id: string }>(
-  trx: Knex.Transaction,
-  query: Knex.QueryBuilder,
+  fetch: (limit: number, after?: KeysetPosition) => Promise<Array<R & { cursor_ts: string }>>,
   opts: { limit: number; cursor?: string },
 ): Promise<{ page: R[]; nextCursor: string | null }> {
-  let q = query
-    .select('*', trx.raw(`${keysetTimestampSql('created_at')} as cursor_ts`))
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .limit(opts.limit + 1);
-  if (opts.cursor) q = afterPosition(q, decodeCursor(opts.cursor));
-  return pageOf((await q) as Array<R & { cursor_ts: string }>, opts.limit);
+  const after = opts.cursor ? decodeCursor(opts.cursor) : undefined;
+  return pageOf(await fetch(opts.limit + 1, after), opts.limit);
 }

@@ -4,10 +4,14 @@
  */
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { withPlatformRead } from '../db/tenant-scope';
-import { ApiError } from '../http/errors';
+import { isUniqueViolation } from '../db/constraint-errors';
+import { TenantRow } from '../db/models';
+import { lockRegistrant, membershipsOf } from '../db/queries/registration';
+import { lockSlug, retiredAmong, takenAmong } from '../db/queries/slugs';
+import { withPlatformRead, withSavepoint, withService, type Database, type Transaction } from '../db/tenant-scope';
+import { ApiError } from '../errors';
+import { recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
 import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
 
@@ -15,7 +19,8 @@ import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from '
 export type RegistrationPolicy = Pick<
   Config,
   'multiTenantMode' | 'registrationRequiresApproval' | 'registrationAllowedDomains' | 'maxTenantsPerUser'
->;
+> &
+  Partial<Pick<Config, 'reservedSlugs' | 'slugRetirementDays'>>;
 
 /** Who registers: the verified caller. */
 export interface Registrant {
@@ -23,6 +28,8 @@ export interface Registrant {
   readonly subject: string;
   /** The token's `email` claim, when it has one. */
   readonly email: string | null;
+  /** The token's `email_verified`: true only for true or "true"; null when absent. */
+  readonly emailVerified?: boolean | null;
   /** The token's `name` claim, used when the request has no `admin_name`. */
   readonly name: string | null;
 }
@@ -101,8 +108,20 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
   }
   const allowed = policy.registrationAllowedDomains;
   if (allowed === null) return;
-  const emails: Array<[string, string]> = [['admin_email', adminEmail]];
-  if (registrant.email !== null) emails.push(["the token's email claim", registrant.email]);
+  // admin_email is whatever the caller typed; only the token's own verified email proves who
+  // they are. Absent email_verified counts as unverified here.
+  if (registrant.email === null || registrant.emailVerified !== true) {
+    throw new ApiError(
+      'domainNotAllowed',
+      registrant.email === null
+        ? 'Registration is limited to allowed email domains, and the token carries no email claim.'
+        : 'Registration is limited to allowed email domains, and the token carries no verified email (email_verified must be true).',
+    );
+  }
+  const emails: Array<[string, string]> = [
+    ['admin_email', adminEmail],
+    ["the token's email claim", registrant.email],
+  ];
   for (const [what, email] of emails) {
     const domain = emailDomain(email);
     if (domain === null || !isDomainAllowed(domain, allowed)) {
@@ -118,7 +137,8 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
  * Throws ApiError 403 (disabled, domain, limit) or 409 (a given slug is taken).
  */
 export async function registerTenantForCaller(
-  db: Knex,
+  db: Database,
+  origin: EventOrigin,
   policy: RegistrationPolicy,
   registrant: Registrant,
   request: RegistrationRequest,
@@ -136,6 +156,8 @@ export async function registerTenantForCaller(
     status,
     createdBy: { issuer: registrant.issuer, subject: registrant.subject },
     registration: registrationRecord(request),
+    // Members of a self-registered tenant join by invitation, never by naming it in a claim.
+    membershipPolicy: { provisionFromClaims: false, claimsIssuer: null },
     admin: {
       issuer: registrant.issuer,
       subject: registrant.subject,
@@ -145,11 +167,11 @@ export async function registerTenantForCaller(
     includeSampleData: request.includeSampleData ?? true,
   });
 
-  return db.transaction(async (trx) => {
+  return withService(db, async (trx) => {
     if (policy.maxTenantsPerUser !== null) {
       // Serialises one caller's registrations (and only theirs) until commit, so concurrent
       // requests cannot all pass the count below before any of them has inserted.
-      await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${registrant.issuer}\n${registrant.subject}`]);
+      await lockRegistrant(trx, registrant.issuer, registrant.subject);
       const registered = await countRegisteredTenants(trx, registrant);
       if (registered >= policy.maxTenantsPerUser) {
         throw new ApiError(
@@ -161,13 +183,27 @@ export async function registerTenantForCaller(
 
     let created: CreatedTenant;
     let slugGenerated = false;
+    const unavailable = unavailableSlugs(policy);
     if (request.organizationSlug !== undefined) {
+      await assertSlugRegistrable(trx, request.organizationSlug, unavailable);
       // A taken slug is the unique violation on tenants_slug_unique → 409 Conflict naming it.
       created = await createTenantWithSampleData(trx, tenantFor(request.organizationSlug));
     } else {
       slugGenerated = true;
-      created = await insertWithGeneratedSlug(trx, baseSlugFromName(organizationName), tenantFor);
+      created = await insertWithGeneratedSlug(trx, baseSlugFromName(organizationName), tenantFor, unavailable);
     }
+    const t = created.tenant;
+    await recordEvent(trx, origin, {
+      action: 'tenant.registered',
+      tenantId: t.id,
+      target: { type: 'tenant', id: t.id },
+      data: {
+        tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status },
+        admin: { user_id: created.adminUserId, issuer: registrant.issuer, subject: registrant.subject, email: request.adminEmail },
+        registration: t.registration,
+        slug_generated: slugGenerated,
+      },
+    });
     return {
       tenantId: created.tenant.id,
       organizationName: created.tenant.name,
@@ -180,11 +216,8 @@ export async function registerTenantForCaller(
 }
 
 /** Tenants the caller registered (deleted ones no longer count). */
-export async function countRegisteredTenants(trx: Knex | Knex.Transaction, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<number> {
-  const [row] = (await trx('tenants')
-    .where({ created_by_issuer: registrant.issuer, created_by_subject: registrant.subject })
-    .count<Array<{ count: string }>>({ count: '*' })) as Array<{ count: string }>;
-  return Number(row?.count ?? 0);
+export async function countRegisteredTenants(trx: Transaction, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<number> {
+  return TenantRow.query(trx).where({ created_by_issuer: registrant.issuer, created_by_subject: registrant.subject }).resultSize();
 }
 
 /**
@@ -192,17 +225,9 @@ export async function countRegisteredTenants(trx: Knex | Knex.Transaction, regis
  * security, so this is one of the few reads through the BYPASSRLS read-only role, filtered to
  * the caller's own (issuer, subject).
  */
-export async function listCallerMemberships(db: Knex, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<CallerMembership[]> {
-  const rows = await withPlatformRead(db, (trx) =>
-    trx('users as u')
-      .join('tenants as t', 't.id', 'u.tenant_id')
-      .where({ 'u.issuer': registrant.issuer, 'u.subject': registrant.subject })
-      .select('t.id as tenant_id', 't.name', 't.slug', 't.status', 'u.role', 'u.created_at')
-      .orderBy([{ column: 'u.created_at' }, { column: 't.id' }]),
-  );
-  return (rows as Array<{ tenant_id: string; name: string; slug: string; status: CallerMembership['status']; role: CallerMembership['role']; created_at: Date }>).map(
-    (r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, joinedAt: r.created_at }),
-  );
+export async function listCallerMemberships(db: Database, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<CallerMembership[]> {
+  const rows = await withPlatformRead(db, (trx) => membershipsOf(trx, registrant.issuer, registrant.subject));
+  return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, joinedAt: r.created_at }));
 }
 
 /**
@@ -245,18 +270,27 @@ function registrationRecord(request: RegistrationRequest): Record<string, unknow
  * the insert, the unique violation rolls back only that try and the lookup runs again.
  */
 async function insertWithGeneratedSlug(
-  trx: Knex.Transaction,
+  trx: Transaction,
   base: string,
   tenantFor: (slug: string) => NewTenant,
+  unavailable: UnavailableSlugs,
 ): Promise<CreatedTenant> {
   let races = 0;
   for (;;) {
-    const slug = await pickFreeSlug(trx, base);
+    const slug = await pickFreeSlug(trx, base, unavailable);
+    await lockSlug(trx, slug);
+    if (await isRetired(trx, slug, unavailable.retirementDays)) {
+      // Retired between the lookup and the lock: look again.
+      races += 1;
+      if (races >= MAX_SLUG_RACES) {
+        throw new ApiError('unavailable', 'Could not find a free tenant slug under concurrent registrations; retry.', {}, { 'Retry-After': '1' });
+      }
+      continue;
+    }
     try {
-      return await trx.transaction((sp) => createTenantWithSampleData(sp, tenantFor(slug)));
+      return await withSavepoint(trx, (sp) => createTenantWithSampleData(sp, tenantFor(slug)));
     } catch (err) {
-      const e = err as { code?: string; constraint?: string };
-      if (e.code !== '23505' || e.constraint !== 'tenants_slug_unique') throw err;
+      if (!isUniqueViolation(err, 'tenants_slug_unique')) throw err;
       races += 1;
       if (races >= MAX_SLUG_RACES) {
         throw new ApiError('unavailable', 'Could not find a free tenant slug under concurrent registrations; retry.', {}, { 'Retry-After': '1' });
@@ -265,12 +299,44 @@ async function insertWithGeneratedSlug(
   }
 }
 
-/** The first candidate of `base` no tenant uses, looked up a batch at a time. */
-async function pickFreeSlug(trx: Knex.Transaction, base: string): Promise<string> {
+/** The slugs self-service registration may not take (PRODUCT.md §4). */
+export interface UnavailableSlugs {
+  readonly reserved: ReadonlySet<string>;
+  readonly retirementDays: number;
+}
+
+function unavailableSlugs(policy: RegistrationPolicy): UnavailableSlugs {
+  return { reserved: new Set(policy.reservedSlugs ?? ['default']), retirementDays: policy.slugRetirementDays ?? 90 };
+}
+
+/** True when a tenant with `slug` was deleted (or renamed away) within the retirement period. */
+async function isRetired(trx: Transaction, slug: string, days: number): Promise<boolean> {
+  return (await retiredAmong(trx, [slug], days)).has(slug);
+}
+
+/** Reserved → 409 naming the list; retired → 409 naming the retirement. */
+async function assertSlugRegistrable(trx: Transaction, slug: string, unavailable: UnavailableSlugs): Promise<void> {
+  if (unavailable.reserved.has(slug)) {
+    throw new ApiError('conflict', `The slug '${slug}' is reserved and cannot be registered; choose another organization_slug.`);
+  }
+  await lockSlug(trx, slug);
+  if (await isRetired(trx, slug, unavailable.retirementDays)) {
+    throw new ApiError(
+      'conflict',
+      `The slug '${slug}' is reserved: it belonged to a tenant deleted or renamed within the last ${unavailable.retirementDays} days; choose another organization_slug.`,
+    );
+  }
+}
+
+/** The first candidate of `base` no tenant uses and that is neither reserved nor retired. */
+async function pickFreeSlug(trx: Transaction, base: string, unavailable: UnavailableSlugs): Promise<string> {
   for (let from = 1; from <= MAX_CANDIDATE; from += CANDIDATE_BATCH) {
     const candidates = slugCandidates(base, from, CANDIDATE_BATCH);
-    const rows = (await trx('tenants').select('slug').whereIn('slug', candidates)) as Array<{ slug: string }>;
-    const taken = new Set(rows.map((r) => r.slug));
+    const taken = new Set([
+      ...(await takenAmong(trx, candidates)),
+      ...(await retiredAmong(trx, candidates, unavailable.retirementDays)),
+      ...unavailable.reserved,
+    ]);
     const free = candidates.find((c) => !taken.has(c));
     if (free !== undefined) return free;
   }

@@ -2,7 +2,8 @@
  * Sample data (PRODUCT.md §4): two boards with a few generations each (with media URLs), one
  * provider configuration and one credit grant. The same content every time.
  */
-import type { Knex } from 'knex';
+import { BoardMemberRow, BoardRow, CreditTransactionRow, GenerationRow, ProviderConfigRow } from '../db/models';
+import type { Transaction } from '../db/tenant-scope';
 
 export const SAMPLE_BOARDS = [
   {
@@ -29,25 +30,25 @@ export const SAMPLE_CREDIT_GRANT = 1000;
 const MEDIA_BASE = 'https://media.example.com/samples/';
 
 /** Inserts the sample rows for `tenantId`; `trx` must already be scoped to that tenant. */
-export async function insertSampleData(trx: Knex.Transaction, tenantId: string, ownerUserId: string | null): Promise<void> {
+export async function insertSampleData(trx: Transaction, tenantId: string, ownerUserId: string | null): Promise<void> {
   for (const board of SAMPLE_BOARDS) {
-    const [row] = (await trx('boards')
+    const row = await BoardRow.query(trx)
       .insert({ tenant_id: tenantId, name: board.name, description: board.description, created_by: ownerUserId })
-      .returning('id')) as Array<{ id: string }>;
-    await trx('generations').insert(
+      .returning('id');
+    await GenerationRow.query(trx).insert(
       board.generations.map((g) => ({
         tenant_id: tenantId,
-        board_id: row!.id,
+        board_id: row.id,
         prompt: g.prompt,
-        status: 'completed',
+        status: 'completed' as const,
         media_url: MEDIA_BASE + g.media,
         media_type: g.type,
       })),
     );
-    if (ownerUserId) await trx('board_members').insert({ tenant_id: tenantId, board_id: row!.id, user_id: ownerUserId, role: 'owner' });
+    if (ownerUserId) await BoardMemberRow.query(trx).insert({ tenant_id: tenantId, board_id: row.id, user_id: ownerUserId, role: 'owner' });
   }
-  await trx('provider_configs').insert({ tenant_id: tenantId, provider: SAMPLE_PROVIDER.provider, config: JSON.stringify(SAMPLE_PROVIDER.config) });
-  await trx('credit_transactions').insert({
+  await ProviderConfigRow.query(trx).insert({ tenant_id: tenantId, provider: SAMPLE_PROVIDER.provider, config: { ...SAMPLE_PROVIDER.config } });
+  await CreditTransactionRow.query(trx).insert({
     tenant_id: tenantId,
     user_id: ownerUserId,
     kind: 'grant',

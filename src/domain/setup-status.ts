@@ -2,7 +2,8 @@
  * Setup status (PRODUCT.md §4): what this deployment is running on and what to change before
  * production. Reads only: computing it never creates or changes a row.
  */
-import type { Knex } from 'knex';
+import { readTenantFacts } from '../db/queries/setup-status';
+import { withService, type Database } from '../db/tenant-scope';
 import type { AuthProvider, Config } from '../config';
 
 /** What the recommendations are derived from; gathered by `getSetupStatus`. */
@@ -19,6 +20,8 @@ export interface DeploymentFacts {
   /** null when rate limits are off (SERVICE_RATE_LIMIT_ENABLED=false). */
   rateLimitStore: 'memory' | 'redis' | 'degraded' | null;
   hasDefaultTenant: boolean;
+  /** Another tenant (not marked default) holds the default tenant's slug. */
+  defaultSlugHeldByOther?: boolean;
   /** Tenants besides the default. */
   otherTenants: number;
   pendingApproval: number;
@@ -39,7 +42,12 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 /** Concrete sentences about this deployment, most important first. Pure, for unit tests. */
 export function setupRecommendations(f: DeploymentFacts): string[] {
   const out: string[] = [];
-  if (!f.hasDefaultTenant) {
+  if (!f.hasDefaultTenant && f.defaultSlugHeldByOther) {
+    out.push(
+      `The default tenant is missing and another tenant holds its slug '${f.defaultTenantSlug}'; it is not adopted as the default. ` +
+        'Rename or delete that tenant (PUT or DELETE /api/setup/tenant/{tenant_id}), or set SERVICE_DEFAULT_TENANT_SLUG to a free slug, then restart the service.',
+    );
+  } else if (!f.hasDefaultTenant) {
     out.push(`The default tenant '${f.defaultTenantSlug}' is missing: restart the service, whose migrations create it.`);
   }
   if (f.authProvider === 'local') {
@@ -113,19 +121,12 @@ export interface SetupEnvironment {
   rateLimitStore: 'memory' | 'redis' | 'degraded' | null;
 }
 
-/** Reads the setup status in one read-only statement: no row is created or changed. */
-export async function getSetupStatus(db: Knex, env: SetupEnvironment): Promise<SetupStatusResult> {
+/** Reads the setup status in one read-only transaction: no row is created or changed. */
+export async function getSetupStatus(db: Database, env: SetupEnvironment): Promise<SetupStatusResult> {
   const { config } = env;
-  const result = await db.raw<{ rows: Array<{ id: string | null; slug: string | null; others: string; pending: string }> }>(
-    `select d.id, d.slug,
-            (select count(*) from tenants where not is_default) as others,
-            (select count(*) from tenants where status = 'pending_approval') as pending
-       from (select 1) one
-       left join tenants d on d.is_default`,
-  );
-  const row = result.rows[0]!;
-  const hasDefaultTenant = row.id !== null;
-  const defaultTenantSlug = row.slug ?? config.defaultTenantSlug;
+  const facts = await withService(db, (trx) => readTenantFacts(trx, config.defaultTenantSlug), { readOnly: true });
+  const hasDefaultTenant = facts.defaultTenant !== null;
+  const defaultTenantSlug = facts.defaultTenant?.slug ?? config.defaultTenantSlug;
   const recommendations = setupRecommendations({
     multiTenantMode: config.multiTenantMode,
     authProvider: config.authProvider,
@@ -137,13 +138,14 @@ export async function getSetupStatus(db: Knex, env: SetupEnvironment): Promise<S
     embeddedDatabase: env.embeddedDatabase,
     rateLimitStore: env.rateLimitStore,
     hasDefaultTenant,
-    otherTenants: Number(row.others),
-    pendingApproval: Number(row.pending),
+    defaultSlugHeldByOther: facts.defaultSlugHeldByOther,
+    otherTenants: facts.otherTenants,
+    pendingApproval: facts.pendingApproval,
   });
   return {
     setupNeeded: !hasDefaultTenant,
     hasDefaultTenant,
-    defaultTenantId: row.id,
+    defaultTenantId: facts.defaultTenant?.id ?? null,
     defaultTenantSlug,
     multiTenantMode: config.multiTenantMode,
     authProvider: config.authProvider,

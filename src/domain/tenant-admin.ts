@@ -4,13 +4,16 @@
  * security, while every tenant-owned row is touched only inside `withTenant`.
  */
 import crypto from 'node:crypto';
-import type { Knex } from 'knex';
-import type { TenantRow } from '../db/models';
-import { TENANT_TABLES, type TenantTable } from '../db/migrations/001-schema';
-import { withTenant } from '../db/tenant-scope';
-import { ApiError } from '../http/errors';
+import { databaseNow, TenantRow } from '../db/models';
+import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, sweepExpiredIdempotencyKeys } from '../db/queries/idempotency';
+import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../db/queries/tenant-delete';
+import { countTenants, searchTenants } from '../db/queries/tenant-search';
+import { TENANT_TABLES, type TenantTable } from '../db/schema';
+import { withService, withTenant, type Database, type Transaction } from '../db/tenant-scope';
+import { ApiError } from '../errors';
+import { changedFields, recordEvent, type EventOrigin } from './events';
 import { decodeCursor, pageByCreation } from './pagination';
-import { createTenantWithSampleData } from './tenants';
+import { createTenantWithSampleData, type MembershipPolicy } from './tenants';
 
 /** How long a stored Idempotency-Key answers replays. */
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
@@ -25,6 +28,8 @@ export interface CreateTenantInput {
   slug: string;
   settings?: Record<string, unknown>;
   includeSampleData?: boolean;
+  /** Default for tenants a platform admin creates: provision from claims of any issuer. */
+  membershipPolicy?: Partial<MembershipPolicy>;
 }
 
 export interface IdempotencyInput {
@@ -69,11 +74,23 @@ export function createRequestHash(input: CreateTenantInput): string {
     slug: input.slug,
     settings: input.settings ?? {},
     include_sample_data: input.includeSampleData ?? false,
+    membership_policy: {
+      provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
+      claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+    },
   });
   return crypto.createHash('sha256').update(canonical).digest('hex');
 }
 
-const callerKey = (c: IdempotencyInput['caller']) => JSON.stringify([c.issuer, c.subject]);
+/**
+ * The caller as stored in idempotency_keys' primary key: the JSON pair, or its SHA-256 when the
+ * pair is long (issuer and subject may each be 1 024 bytes and JSON escaping doubles some
+ * characters; an index row holds at most ~2 700 bytes). Short pairs keep their old form.
+ */
+const callerKey = (c: IdempotencyInput['caller']) => {
+  const pair = JSON.stringify([c.issuer, c.subject]);
+  return Buffer.byteLength(pair, 'utf8') <= 512 ? pair : `sha256:${crypto.createHash('sha256').update(pair).digest('hex')}`;
+};
 
 /**
  * Creates a tenant (and its sample data) in one transaction. A taken slug is the unique
@@ -82,31 +99,15 @@ const callerKey = (c: IdempotencyInput['caller']) => JSON.stringify([c.issuer, c
  * primary key until this one commits, then replays its result, so one key never makes two
  * tenants; if this one rolls back, nothing of it (key included) remains.
  */
-export async function createTenant(db: Knex, input: CreateTenantInput, idempotency?: IdempotencyInput): Promise<TenantCreation> {
-  return db.transaction(async (trx) => {
+export async function createTenant(db: Database, origin: EventOrigin, input: CreateTenantInput, idempotency?: IdempotencyInput): Promise<TenantCreation> {
+  return withService(db, async (trx) => {
     let key: { caller: string; key: string; hash: string } | null = null;
     if (idempotency) {
       key = { caller: callerKey(idempotency.caller), key: idempotency.key, hash: createRequestHash(input) };
       // An expired key is forgotten; so are a few other expired ones, to keep the table small.
-      await trx.raw(
-        `delete from idempotency_keys where ctid = any(array(
-           select ctid from idempotency_keys
-            where (caller = ? and key = ? and created_at < now() - make_interval(hours => ?))
-               or created_at < now() - make_interval(hours => ?)
-            limit 100))`,
-        [key.caller, key.key, IDEMPOTENCY_WINDOW_HOURS, IDEMPOTENCY_WINDOW_HOURS],
-      );
-      const claimed = await trx.raw<{ rows: unknown[] }>(
-        `insert into idempotency_keys (caller, key, request_hash, response)
-         values (?, ?, ?, '{}'::jsonb)
-         on conflict (caller, key) do nothing
-         returning key`,
-        [key.caller, key.key, key.hash],
-      );
-      if (claimed.rows.length === 0) {
-        const stored = (await trx('idempotency_keys').where({ caller: key.caller, key: key.key }).first('request_hash', 'response')) as
-          | { request_hash: string; response: StoredCreation }
-          | undefined;
+      await sweepExpiredIdempotencyKeys(trx, key.caller, key.key, IDEMPOTENCY_WINDOW_HOURS);
+      if (!(await claimIdempotencyKey(trx, key.caller, key.key, key.hash))) {
+        const stored = await readIdempotencyKey(trx, key.caller, key.key);
         if (!stored) {
           // Only reachable if the row expired and was swept between the two statements.
           throw new ApiError('conflict', `The Idempotency-Key '${idempotency.key}' is being reused; retry the request.`);
@@ -114,7 +115,7 @@ export async function createTenant(db: Knex, input: CreateTenantInput, idempoten
         if (stored.request_hash !== key.hash) {
           throw new ApiError('conflict', `The Idempotency-Key '${idempotency.key}' was already used with a different request body.`);
         }
-        const r = stored.response;
+        const r = stored.response as unknown as StoredCreation;
         return { tenantId: r.tenant_id, name: r.name, slug: r.slug, message: r.message, existing: true };
       }
     }
@@ -125,16 +126,22 @@ export async function createTenant(db: Knex, input: CreateTenantInput, idempoten
       slug: input.slug,
       settings: input.settings ?? {},
       includeSampleData,
+      membershipPolicy: {
+        provisionFromClaims: input.membershipPolicy?.provisionFromClaims ?? true,
+        claimsIssuer: input.membershipPolicy?.claimsIssuer ?? null,
+      },
     });
     const message = includeSampleData
       ? `Tenant '${tenant.name}' (${tenant.slug}) created with sample data.`
       : `Tenant '${tenant.name}' (${tenant.slug}) created.`;
+    await recordEvent(trx, origin, {
+      action: 'tenant.created',
+      tenantId: tenant.id,
+      target: { type: 'tenant', id: tenant.id },
+      data: { tenant: tenantData(tenant), include_sample_data: includeSampleData },
+    });
     const response: StoredCreation = { tenant_id: tenant.id, name: tenant.name, slug: tenant.slug, message };
-    if (key) {
-      await trx('idempotency_keys')
-        .where({ caller: key.caller, key: key.key })
-        .update({ tenant_id: tenant.id, response: JSON.stringify(response) });
-    }
+    if (key) await completeIdempotencyKey(trx, key.caller, key.key, tenant.id, { ...response });
     return { tenantId: tenant.id, name: tenant.name, slug: tenant.slug, message, existing: false };
   });
 }
@@ -157,40 +164,44 @@ export interface TenantPage {
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
-/** `q` as an ILIKE pattern matching it literally anywhere (`%`, `_` and `\` escaped). */
-export function containsPattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+export { containsPattern } from '../db/queries/tenant-search';
 
 /**
  * One page of tenants in (created_at, id) order and the count of every match. Both read one
  * snapshot (repeatable read), so the count agrees with the page. The page is a range scan of
  * `tenants_created_order` whatever the depth; the count is one pass over the table.
  */
-export async function listTenants(db: Knex, input: ListTenantsInput): Promise<TenantPage> {
+export async function listTenants(db: Database, input: ListTenantsInput): Promise<TenantPage> {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw new ApiError('validation', `query.limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`);
   }
   // Decoded up front so a malformed cursor is a 400 before any query runs.
   if (input.cursor !== undefined) decodeCursor(input.cursor);
-  const pattern = input.q !== undefined && input.q !== '' ? containsPattern(input.q) : null;
+  const q = input.q !== undefined && input.q !== '' ? input.q : null;
 
-  return db.transaction(
+  return withService(
+    db,
     async (trx) => {
-      const matching = (qb: Knex.QueryBuilder) =>
-        pattern ? qb.where((w) => w.whereILike('name', pattern).orWhereILike('slug', pattern)) : qb;
-      const { page, nextCursor } = await pageByCreation<TenantRow>(trx, matching(trx('tenants')), { limit, cursor: input.cursor });
-      const [{ n }] = (await matching(trx('tenants').count({ n: '*' }))) as Array<{ n: string | number }>;
-      return { tenants: page, totalCount: Number(n), nextCursor };
+      const totalCount = await countTenants(trx, q);
+      // Nothing matches (the usual answer to a long or wildcard-only q, which no index
+      // narrows): the page query would scan the table a second time to find nothing.
+      if (totalCount === 0) return { tenants: [], totalCount: 0, nextCursor: null };
+      const { page, nextCursor } = await pageByCreation((n, after) => searchTenants(trx, q, n, after), { limit, cursor: input.cursor });
+      return { tenants: page, totalCount, nextCursor };
     },
     { isolationLevel: 'repeatable read', readOnly: true },
   );
 }
 
 /** The tenant with `id`, or 404 `Tenant not found` naming it. */
-export async function getTenant(db: Knex | Knex.Transaction, id: string): Promise<TenantRow> {
-  const row = (await db('tenants').where({ id }).first()) as TenantRow | undefined;
+export async function getTenant(db: Database, id: string): Promise<TenantRow> {
+  return withService(db, (trx) => findTenant(trx, id), { readOnly: true });
+}
+
+/** The tenant with `id` inside `trx`, or 404. */
+async function findTenant(trx: Transaction, id: string): Promise<TenantRow> {
+  const row = await TenantRow.query(trx).findById(id);
   if (!row) throw notFound(id);
   return row;
 }
@@ -203,6 +214,8 @@ export interface TenantPatch {
   slug?: string;
   settings?: Record<string, unknown>;
   status?: 'active' | 'pending_approval';
+  /** Fields present change; `claims_issuer: null` clears the issuer restriction. */
+  membershipPolicy?: Partial<MembershipPolicy>;
 }
 
 /**
@@ -211,9 +224,11 @@ export interface TenantPatch {
  * `pending_approval` (that would lock every single-tenant request out): both are 400.
  * A taken slug is the unique violation → 409 Conflict.
  */
-export async function updateTenant(db: Knex, id: string, patch: TenantPatch): Promise<TenantRow> {
-  return db.transaction(async (trx) => {
-    const current = (await trx('tenants').where({ id }).forUpdate().first()) as TenantRow | undefined;
+export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<TenantRow> {
+  return withService(db, async (trx) => {
+    // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
+    // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
+    const current = await TenantRow.query(trx).findById(id).forNoKeyUpdate();
     if (!current) throw notFound(id);
     if (current.is_default && patch.slug !== undefined && patch.slug !== current.slug) {
       throw new ApiError('badRequest', `The slug of the default tenant ('${current.slug}') cannot be changed.`);
@@ -221,14 +236,40 @@ export async function updateTenant(db: Knex, id: string, patch: TenantPatch): Pr
     if (current.is_default && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
-    const changes: Record<string, unknown> = { updated_at: trx.fn.now() };
+    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'updated_at'>> = {
+      updated_at: databaseNow(),
+    };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.slug !== undefined) changes.slug = patch.slug;
-    if (patch.settings !== undefined) changes.settings = JSON.stringify(patch.settings);
+    if (patch.settings !== undefined) changes.settings = patch.settings;
     if (patch.status !== undefined) changes.status = patch.status;
-    const [row] = (await trx('tenants').where({ id }).update(changes).returning('*')) as TenantRow[];
+    if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
+    if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
+    const [row] = await TenantRow.query(trx).where({ id }).patch(changes).returning('*');
+    // Approving (pending_approval → active) is its own event; any other changed field is
+    // tenant.updated with `before` and `after` of just those fields.
+    const approved = current.status === 'pending_approval' && row!.status === 'active';
+    const diff = changedFields(tenantData(current), tenantData(row!));
+    if (approved) {
+      delete diff.before.status;
+      delete diff.after.status;
+      await recordEvent(trx, origin, {
+        action: 'tenant.approved',
+        tenantId: id,
+        target: { type: 'tenant', id },
+        data: { tenant: tenantData(row!), before: { status: current.status }, after: { status: row!.status } },
+      });
+    }
+    if (!approved || Object.keys(diff.after).length > 0) {
+      await recordEvent(trx, origin, { action: 'tenant.updated', tenantId: id, target: { type: 'tenant', id }, data: { ...diff, slug: row!.slug } });
+    }
     return row!;
   });
+}
+
+/** The fields of a tenant an event carries. */
+function tenantData(t: TenantRow): Record<string, unknown> {
+  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, is_default: t.is_default };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,19 +283,11 @@ export async function updateTenant(db: Knex, id: string, patch: TenantPatch): Pr
 export const DELETE_ORDER: readonly TenantTable[] = [...TENANT_TABLES].reverse();
 
 /** Rows per tenant table. */
-export type TableCounts = Record<TenantTable, number>;
+export type { TableCounts } from '../db/queries/tenant-delete';
 
 /** Rows of each tenant table that belong to `tenantId`, counted under its row-level security. */
-export async function countTenantRows(db: Knex, tenantId: string): Promise<TableCounts> {
-  return withTenant(db, tenantId, (trx) => countRowsIn(trx, tenantId));
-}
-
-/** One statement counting the tenant's rows in every tenant table, inside `trx`. */
-async function countRowsIn(trx: Knex.Transaction, tenantId: string): Promise<TableCounts> {
-  const selects = TENANT_TABLES.map((t) => `(select count(*) from ${t} where tenant_id = :id) as ${t}`).join(', ');
-  const result = await trx.raw<{ rows: Array<Record<string, string>> }>(`select ${selects}`, { id: tenantId });
-  const row = result.rows[0]!;
-  return Object.fromEntries(TENANT_TABLES.map((t) => [t, Number(row[t])])) as TableCounts;
+export async function countTenantRows(db: Database, tenantId: string): Promise<TableCounts> {
+  return withTenant(db, tenantId, (trx) => countTenantRowsIn(trx, tenantId));
 }
 
 export interface DeleteOptions {
@@ -271,6 +304,21 @@ export type TenantDeletion =
 
 export const DELETE_BATCH_SIZE = 5000;
 
+/** The tenant, if a delete may remove it (404 if none; 400 for the default one in single-tenant mode). */
+async function deletableTenant(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<TenantRow> {
+  const tenant = await getTenant(db, id);
+  if (tenant.is_default && !opts.multiTenantMode) {
+    throw new ApiError('badRequest', `The default tenant '${tenant.slug}' cannot be deleted in single-tenant mode.`);
+  }
+  return tenant;
+}
+
+/** What deleting the tenant would remove now, per table; changes nothing. Same refusals as the delete. */
+export async function previewTenantDeletion(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<{ tenant: TenantRow; rows: TableCounts }> {
+  const tenant = await deletableTenant(db, id, opts);
+  return { tenant, rows: await countTenantRows(db, id) };
+}
+
 /**
  * Deletes a tenant and everything it owns, or (dry run) counts what would go.
  *
@@ -283,26 +331,17 @@ export const DELETE_BATCH_SIZE = 5000;
  * written meanwhile. If the process stops half-way, what remains is a smaller tenant that
  * another delete finishes.
  */
-export async function deleteTenant(db: Knex, id: string, opts: DeleteOptions): Promise<TenantDeletion> {
-  const tenant = await getTenant(db, id);
-  if (tenant.is_default && !opts.multiTenantMode) {
-    throw new ApiError('badRequest', `The default tenant '${tenant.slug}' cannot be deleted in single-tenant mode.`);
-  }
-  if (opts.dryRun) {
-    return { dryRun: true, tenant, rows: await countTenantRows(db, id) };
-  }
+export async function deleteTenant(db: Database, origin: EventOrigin, id: string, opts: DeleteOptions): Promise<TenantDeletion> {
+  if (opts.dryRun) return { dryRun: true, ...(await previewTenantDeletion(db, id, opts)) };
+  const tenant = await deletableTenant(db, id, opts);
 
   const batchSize = opts.batchSize ?? DELETE_BATCH_SIZE;
   const rows = Object.fromEntries(TENANT_TABLES.map((t) => [t, 0])) as TableCounts;
   for (const table of DELETE_ORDER) {
     for (;;) {
-      // ctid = any(array(…)) is a TID scan: the batch is picked through the (tenant_id, …) primary key.
       const deleted = await withTenant(db, id, async (trx) => {
-        const r = await trx.raw<{ rowCount: number }>(
-          `delete from ${table} where ctid = any(array(select ctid from ${table} where tenant_id = ? limit ?))`,
-          [id, batchSize],
-        );
-        return r.rowCount;
+        await lockTenantExclusively(trx, id);
+        return deleteTenantRowsBatch(trx, table, id, batchSize);
       });
       rows[table] += deleted;
       if (deleted < batchSize) break;
@@ -310,9 +349,14 @@ export async function deleteTenant(db: Knex, id: string, opts: DeleteOptions): P
   }
   const gone = await withTenant(db, id, async (trx) => {
     // Anything written to the tenant while the batches ran is removed by this cascade.
-    const before = await countRowsIn(trx, id);
-    const n = await trx('tenants').where({ id }).del();
-    if (n === 1) for (const t of TENANT_TABLES) rows[t] += before[t];
+    await lockTenantExclusively(trx, id);
+    const before = await countTenantRowsIn(trx, id);
+    const n = await TenantRow.query(trx).deleteById(id);
+    if (n === 1) {
+      for (const t of TENANT_TABLES) rows[t] += before[t];
+      // In the transaction that deletes the tenant row; the event itself outlives the tenant.
+      await recordEvent(trx, origin, { action: 'tenant.deleted', tenantId: id, target: { type: 'tenant', id }, data: { tenant: tenantData(tenant), rows } });
+    }
     return n;
   });
   // A concurrent delete of the same tenant won the race.

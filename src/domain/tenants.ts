@@ -2,8 +2,8 @@
  * Creating tenants: the tenant row, its first admin (registration) and its sample data, all in
  * one transaction, the tenant-owned rows written under row-level security for the new tenant.
  */
-import type { Knex } from 'knex';
-import type { TenantRow } from '../db/models';
+import { TenantRow, UserRow } from '../db/models';
+import { enterTenantScope, type Transaction } from '../db/tenant-scope';
 import { insertSampleData } from './sample-data';
 
 export interface NewTenant {
@@ -15,9 +15,17 @@ export interface NewTenant {
   createdBy?: { issuer: string; subject: string };
   /** Registration details kept with the tenant (use case, size, metadata…). */
   registration?: Record<string, unknown>;
+  /** Who may join by claims (PRODUCT.md §3); default: provision from any issuer's claims. */
+  membershipPolicy?: MembershipPolicy;
   /** The tenant's first member, made its `admin`. */
   admin?: { issuer: string; subject: string; email: string | null; displayName: string | null };
   includeSampleData: boolean;
+}
+
+/** A tenant's membership policy (PRODUCT.md §3). */
+export interface MembershipPolicy {
+  provisionFromClaims: boolean;
+  claimsIssuer: string | null;
 }
 
 export interface CreatedTenant {
@@ -29,34 +37,36 @@ export interface CreatedTenant {
  * Inserts a tenant (and its admin and sample data) inside `trx`. A taken slug surfaces as the
  * unique violation on `tenants_slug_unique`, which the error catalog maps to 409 Conflict.
  */
-export async function createTenantWithSampleData(trx: Knex.Transaction, input: NewTenant): Promise<CreatedTenant> {
-  const [tenant] = (await trx('tenants')
+export async function createTenantWithSampleData(trx: Transaction, input: NewTenant): Promise<CreatedTenant> {
+  const tenant = await TenantRow.query(trx)
     .insert({
       name: input.name,
       slug: input.slug,
-      settings: JSON.stringify(input.settings ?? {}),
+      settings: input.settings ?? {},
       status: input.status ?? 'active',
       created_by_issuer: input.createdBy?.issuer ?? null,
       created_by_subject: input.createdBy?.subject ?? null,
-      registration: input.registration ? JSON.stringify(input.registration) : null,
+      registration: input.registration ?? null,
+      provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
+      claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
     })
-    .returning('*')) as TenantRow[];
-  await trx.raw("select set_config('app.tenant_id', ?, true)", [tenant!.id]);
+    .returning('*');
+  await enterTenantScope(trx, tenant.id);
 
   let adminUserId: string | null = null;
   if (input.admin) {
-    const [user] = (await trx('users')
+    const user = await UserRow.query(trx)
       .insert({
-        tenant_id: tenant!.id,
+        tenant_id: tenant.id,
         issuer: input.admin.issuer,
         subject: input.admin.subject,
         email: input.admin.email,
         display_name: input.admin.displayName,
         role: 'admin',
       })
-      .returning('id')) as Array<{ id: string }>;
-    adminUserId = user!.id;
+      .returning('id');
+    adminUserId = user.id;
   }
-  if (input.includeSampleData) await insertSampleData(trx, tenant!.id, adminUserId);
-  return { tenant: tenant!, adminUserId };
+  if (input.includeSampleData) await insertSampleData(trx, tenant.id, adminUserId);
+  return { tenant, adminUserId };
 }

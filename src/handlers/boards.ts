@@ -3,7 +3,8 @@
  */
 import type { CreateBoardData, CreateBoardResponses, GetBoardData, GetBoardResponses, ListBoardsData, ListBoardsResponses } from '../../generated/types.gen';
 import * as boards from '../domain/boards';
-import { ApiError } from '../http/errors';
+import { originOf } from '../domain/events';
+import { ApiError } from '../errors';
 import { toBoard, toBoardDetail } from './mappers';
 import { tenantScoped, type HandlerInput, type Reply } from './types';
 
@@ -13,7 +14,7 @@ export const listBoards = tenantScoped(async (ctx, input: HandlerInput<ListBoard
 });
 
 export const createBoard = tenantScoped(async (ctx, input: HandlerInput<CreateBoardData>): Promise<Reply<CreateBoardResponses>> => {
-  const board = await boards.createBoard(ctx.trx, ctx.tenant.id, {
+  const board = await boards.createBoard(ctx.trx, originOf(ctx), ctx.tenant.id, {
     name: input.body.name,
     description: input.body.description ?? null,
     createdBy: ctx.membership?.userId ?? null,

@@ -1,6 +1,7 @@
 /**
- * The handler map, keyed by operationId. Its type makes `tsc` fail when an operation of
- * openapi.yaml has no handler or a handler has no operation.
+ * The operation table, keyed by operationId. `defineOperationTable` makes `tsc` fail when an
+ * operation of openapi.yaml has no handler, a handler has no operation, or a handler is typed for
+ * another operation (see test/types/operation-table.fixture.ts).
  */
 import * as health from './health';
 import * as setup from './setup';
@@ -8,13 +9,19 @@ import * as audit from './audit';
 import * as registration from './registration';
 import * as tenant from './tenant';
 import * as boards from './boards';
-import type { Handler, OperationId } from './types';
+import * as events from './events';
+import * as webhooks from './webhooks';
+import * as invitations from './invitations';
+import { defineOperationTable } from './types';
 
-export const handlers: { readonly [K in OperationId]: Handler } = {
+export const handlers = defineOperationTable({
   ...health,
   ...setup,
   ...audit,
   ...registration,
   ...tenant,
   ...boards,
-};
+  ...events,
+  ...webhooks,
+  ...invitations,
+});

@@ -10,9 +10,27 @@ const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).
 /** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
 export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
   if ('isDefault' in t) {
-    return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, created_at: iso(t.createdAt), updated_at: iso(t.updatedAt) };
+    return {
+      tenant_id: t.id,
+      name: t.name,
+      slug: t.slug,
+      settings: t.settings,
+      status: t.status,
+      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer },
+      created_at: iso(t.createdAt),
+      updated_at: iso(t.updatedAt),
+    };
   }
-  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, created_at: iso(t.created_at), updated_at: iso(t.updated_at) };
+  return {
+    tenant_id: t.id,
+    name: t.name,
+    slug: t.slug,
+    settings: t.settings,
+    status: t.status,
+    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer },
+    created_at: iso(t.created_at),
+    updated_at: iso(t.updated_at),
+  };
 }
 
 /** A users row (or the caller's membership) as the Member schema. */

@@ -8,12 +8,13 @@ import type {
   RegisterTenantResponses,
 } from '../../generated/types.gen';
 import type { AuthenticatedContext } from '../http/context';
+import { originOf } from '../domain/events';
 import { adminInstructions, dashboardUrl, listCallerMemberships, registerTenantForCaller, type Registrant } from '../domain/registration';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
 function registrantOf(ctx: AuthenticatedContext): Registrant {
-  const { issuer, subject, email, name } = ctx.caller;
-  return { issuer, subject, email, name };
+  const { issuer, subject, email, emailVerified, name } = ctx.caller;
+  return { issuer, subject, email, emailVerified, name };
 }
 
 export const getRegistrationStatus = authenticated(async (ctx): Promise<Reply<GetRegistrationStatusResponses>> => ({
@@ -29,7 +30,7 @@ export const getRegistrationStatus = authenticated(async (ctx): Promise<Reply<Ge
 export const registerTenant = authenticated(
   async (ctx, input: HandlerInput<RegisterTenantData>): Promise<Reply<RegisterTenantResponses>> => {
     const b = input.body;
-    const registration = await registerTenantForCaller(ctx.services.db, ctx.config, registrantOf(ctx), {
+    const registration = await registerTenantForCaller(ctx.services.db, originOf(ctx), ctx.config, registrantOf(ctx), {
       organizationName: b.organization_name,
       organizationSlug: b.organization_slug,
       adminEmail: b.admin_email,

@@ -8,19 +8,33 @@ import type {
   DeleteTenantData,
   DeleteTenantResponses,
   GetSetupStatusResponses,
+  MembershipPolicyInput,
   GetTenantData,
+  GetTenantDeletionPreviewData,
+  GetTenantDeletionPreviewResponses,
   GetTenantResponses,
   ListTenantsData,
   ListTenantsResponses,
   UpdateTenantData,
   UpdateTenantResponses,
 } from '../../generated/types.gen';
+import { originOf } from '../domain/events';
 import * as admin from '../domain/tenant-admin';
 import { getSetupStatus as readSetupStatus } from '../domain/setup-status';
+import type { MembershipPolicy } from '../domain/tenants';
 import { toTenant } from './mappers';
-import { platformAdmin, type HandlerInput, type Reply } from './types';
+import { authenticated, type HandlerInput, type Reply } from './types';
 
-export const getSetupStatus = platformAdmin(async (ctx): Promise<Reply<GetSetupStatusResponses>> => {
+/** The request's membership_policy (snake case, fields optional) for the domain. */
+function toPolicy(p: MembershipPolicyInput | undefined): Partial<MembershipPolicy> | undefined {
+  if (p === undefined) return undefined;
+  return {
+    ...(p.provision_from_claims !== undefined ? { provisionFromClaims: p.provision_from_claims } : {}),
+    ...(p.claims_issuer !== undefined ? { claimsIssuer: p.claims_issuer } : {}),
+  };
+}
+
+export const getSetupStatus = authenticated(async (ctx): Promise<Reply<GetSetupStatusResponses>> => {
   const s = await readSetupStatus(ctx.services.db, {
     config: ctx.config,
     embeddedDatabase: ctx.services.embeddedDatabase,
@@ -40,11 +54,18 @@ export const getSetupStatus = platformAdmin(async (ctx): Promise<Reply<GetSetupS
   };
 });
 
-export const createTenant = platformAdmin(async (ctx, input: HandlerInput<CreateTenantData>): Promise<Reply<CreateTenantResponses>> => {
+export const createTenant = authenticated(async (ctx, input: HandlerInput<CreateTenantData>): Promise<Reply<CreateTenantResponses>> => {
   const key = input.headers['idempotency-key'];
   const created = await admin.createTenant(
     ctx.services.db,
-    { name: input.body.name, slug: input.body.slug, settings: input.body.settings, includeSampleData: input.body.include_sample_data },
+    originOf(ctx),
+    {
+      name: input.body.name,
+      slug: input.body.slug,
+      settings: input.body.settings,
+      includeSampleData: input.body.include_sample_data,
+      membershipPolicy: toPolicy(input.body.membership_policy),
+    },
     key !== undefined ? { caller: { issuer: ctx.caller.issuer, subject: ctx.caller.subject }, key } : undefined,
   );
   ctx.log.info({ tenant_id: created.tenantId, tenant_slug: created.slug, existing: created.existing }, created.existing ? 'Tenant create replayed' : 'Tenant created');
@@ -52,29 +73,46 @@ export const createTenant = platformAdmin(async (ctx, input: HandlerInput<Create
   return created.existing ? { status: 200, body } : { status: 201, body };
 });
 
-export const listTenants = platformAdmin(async (ctx, input: HandlerInput<ListTenantsData>): Promise<Reply<ListTenantsResponses>> => {
+export const listTenants = authenticated(async (ctx, input: HandlerInput<ListTenantsData>): Promise<Reply<ListTenantsResponses>> => {
   const page = await admin.listTenants(ctx.services.db, { limit: input.query.limit, cursor: input.query.cursor, q: input.query.q });
   return { status: 200, body: { tenants: page.tenants.map(toTenant), total_count: page.totalCount, next_cursor: page.nextCursor } };
 });
 
-export const getTenant = platformAdmin(async (ctx, input: HandlerInput<GetTenantData>): Promise<Reply<GetTenantResponses>> => ({
+export const getTenant = authenticated(async (ctx, input: HandlerInput<GetTenantData>): Promise<Reply<GetTenantResponses>> => ({
   status: 200,
   body: toTenant(await admin.getTenant(ctx.services.db, input.path.tenant_id)),
 }));
 
-export const updateTenant = platformAdmin(async (ctx, input: HandlerInput<UpdateTenantData>): Promise<Reply<UpdateTenantResponses>> => {
+export const updateTenant = authenticated(async (ctx, input: HandlerInput<UpdateTenantData>): Promise<Reply<UpdateTenantResponses>> => {
   const b = input.body;
-  const row = await admin.updateTenant(ctx.services.db, input.path.tenant_id, { name: b.name, slug: b.slug, settings: b.settings, status: b.status });
+  const row = await admin.updateTenant(ctx.services.db, originOf(ctx), input.path.tenant_id, {
+    name: b.name,
+    slug: b.slug,
+    settings: b.settings,
+    status: b.status,
+    membershipPolicy: toPolicy(b.membership_policy),
+  });
   ctx.log.info({ tenant_id: row.id, tenant_slug: row.slug, fields: Object.keys(b) }, 'Tenant updated');
   return { status: 200, body: toTenant(row) };
 });
 
-export const deleteTenant = platformAdmin(async (ctx, input: HandlerInput<DeleteTenantData>): Promise<Reply<DeleteTenantResponses>> => {
+export const getTenantDeletionPreview = authenticated(
+  async (ctx, input: HandlerInput<GetTenantDeletionPreviewData>): Promise<Reply<GetTenantDeletionPreviewResponses>> => {
+    const { tenant, rows } = await admin.previewTenantDeletion(ctx.services.db, input.path.tenant_id, { multiTenantMode: ctx.config.multiTenantMode });
+    const total = Object.values(rows).reduce((a, b) => a + b, 0);
+    return {
+      status: 200,
+      body: { tenant_id: tenant.id, message: `Deleting tenant '${tenant.name}' (${tenant.slug}) would permanently delete ${total} rows.`, rows },
+    };
+  },
+);
+
+export const deleteTenant = authenticated(async (ctx, input: HandlerInput<DeleteTenantData>): Promise<Reply<DeleteTenantResponses>> => {
   // Query coercion turns `dry_run=true` into a boolean; accept the string too, defensively.
   const dryRun = input.query.dry_run === true || (input.query.dry_run as unknown) === 'true';
   const id = input.path.tenant_id;
   const started = Date.now();
-  const result = await admin.deleteTenant(ctx.services.db, id, { multiTenantMode: ctx.config.multiTenantMode, dryRun });
+  const result = await admin.deleteTenant(ctx.services.db, originOf(ctx), id, { multiTenantMode: ctx.config.multiTenantMode, dryRun });
   const { tenant } = result;
   if (result.dryRun) {
     const total = Object.values(result.rows).reduce((a, b) => a + b, 0);

@@ -9,20 +9,16 @@ import type {
   ListMembersResponses,
   RemoveMemberData,
   RemoveMemberResponses,
+  UpdateMemberRoleData,
+  UpdateMemberRoleResponses,
 } from '../../generated/types.gen';
+import { originOf } from '../domain/events';
 import * as members from '../domain/members';
-import type { TenantContext } from '../http/context';
-import { ApiError } from '../http/errors';
 import { toMember, toTenant } from './mappers';
-import { tenantScoped, type HandlerInput, type Reply } from './types';
+import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
 
-/** Tenant admins, and platform admins, manage members. */
-function requireTenantAdmin(ctx: TenantContext, action: string): void {
-  if (ctx.membership?.role === 'admin' || ctx.caller.isPlatformAdmin) return;
-  throw new ApiError('forbidden', `Only admins of tenant '${ctx.tenant.slug}' may ${action}.`);
-}
-
-export const getCurrentTenant = tenantScoped(
+// One statement (app_enter_tenant) answers it: no transaction stays open for this handler.
+export const getCurrentTenant = tenantEntry(
   async (ctx): Promise<Reply<GetCurrentTenantResponses>> => ({
     status: 200,
     body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
@@ -35,8 +31,7 @@ export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMemb
 });
 
 export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberData>): Promise<Reply<AddMemberResponses>> => {
-  requireTenantAdmin(ctx, 'add members');
-  const user = await members.addMember(ctx.trx, ctx.tenant.id, {
+  const user = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
     issuer: input.body.issuer ?? ctx.caller.issuer,
     subject: input.body.subject,
     email: input.body.email,
@@ -48,8 +43,15 @@ export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberD
 });
 
 export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveMemberData>): Promise<Reply<RemoveMemberResponses>> => {
-  requireTenantAdmin(ctx, 'remove members');
-  await members.removeMember(ctx.trx, ctx.tenant.id, input.path.user_id);
+  await members.removeMember(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, { userId: ctx.membership?.userId ?? null });
   ctx.log.info({ user_id: input.path.user_id }, 'Member removed');
   return { status: 204, body: undefined };
+});
+
+export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
+  const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, {
+    userId: ctx.membership?.userId ?? null,
+  });
+  if (change.changed) ctx.log.info({ user_id: change.member.id, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
+  return { status: 200, body: toMember(change.member) };
 });

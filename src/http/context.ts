@@ -1,15 +1,17 @@
 /**
  * The typed request context handed to every handler: no hidden globals for auth or tenant.
  */
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/verify';
 import type { Config } from '../config';
+import type { Transaction } from '../db/tenant-scope';
 import type { TenantSource } from '../tenancy/resolve';
 import type { AppServices } from './services';
 
 export interface RequestContext {
   readonly requestId: string;
+  /** The client address (express's req.ip: X-Forwarded-For only with SERVICE_TRUST_PROXY). */
+  readonly ip: string | null;
   readonly log: Logger;
   /** The verified caller; null only on operations without security (health, JWKS). */
   readonly caller: Caller | null;
@@ -29,6 +31,8 @@ export interface ResolvedTenant {
   readonly settings: Record<string, unknown>;
   readonly status: 'active' | 'pending_approval';
   readonly isDefault: boolean;
+  readonly provisionFromClaims: boolean;
+  readonly claimsIssuer: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -43,12 +47,16 @@ export interface Membership {
   readonly createdAt: Date;
 }
 
-/** Context of a tenant-scoped operation: the resolved tenant and its open transaction. */
-export interface TenantContext extends AuthenticatedContext {
+/** The resolved tenant of a request and the caller's place in it (PRODUCT.md §3). */
+export interface TenantEntry extends AuthenticatedContext {
   readonly tenant: ResolvedTenant;
   /** The caller's membership; null for a platform admin who is not a member. */
   readonly membership: Membership | null;
   readonly source: TenantSource;
+}
+
+/** Context of a tenant-scoped operation: the resolved tenant and its open transaction. */
+export interface TenantContext extends TenantEntry {
   /** The request's transaction, with app.tenant_id set: row-level security confines it to `tenant`. */
-  readonly trx: Knex.Transaction;
+  readonly trx: Transaction;
 }

@@ -20,7 +20,7 @@ import helmet from 'helmet';
 import yaml from 'js-yaml';
 import type { Config } from '../config';
 import { loadOpenApiDocument } from '../openapi-document';
-import { ApiError } from './errors';
+import { ApiError } from '../errors';
 
 const gzip = promisify(zlib.gzip);
 
@@ -233,4 +233,13 @@ export function createDocsRouter(config: Config): Router {
 
   for (const p of Object.values(DOCS_PATHS)) router.all(p, methodNotAllowed);
   return router;
+}
+
+/** Stage: hands only /docs… and /openapi.* to the docs router, so API requests skip its routes. */
+export function docsStage(router: Router): RequestHandler {
+  return (req, res, next) => {
+    const p = req.path;
+    if (p.startsWith('/docs') || p.startsWith('/openapi.')) return router(req, res, next);
+    next();
+  };
 }

@@ -1,13 +1,14 @@
 /**
  * The rate limits of SPEC.md §8 and PRODUCT.md §8, built on express-rate-limit.
  *
- * Each row of RATE_LIMITS is its own counter (its own store and key namespace), counted per
+ * The counters come from openapi.yaml: each operation's `x-rate-limit {counter, limit, window}`.
+ * Each counter has its own store and key namespace and is counted per
  * caller (issuer + subject) or, for a request without a verified caller, per client address
  * (`req.ip`, which follows SERVICE_TRUST_PROXY through express's `trust proxy`). With
  * SERVICE_REDIS_URL the counters live in Redis, so every instance sharing that Redis shares
  * them; without it each process counts on its own (MemoryStore).
  *
- * Only `/api` is limited: /healthz, /readyz and the JWKS are polled by load balancers and token
+ * Only `/api` (in any spelling: `/API/tenant` is counted, then routed nowhere) is limited: /healthz, /readyz and the JWKS are polled by load balancers and token
  * verifiers, which must never be refused, and the contract documents no 429 for them.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -25,79 +26,87 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import { ApiError } from './errors';
+import { ApiError } from '../errors';
+import { FALLBACK_COUNTER, rateLimitCounters, readContractOperations, type ContractOperation } from './contract';
+import { stateOf } from './request-state';
 import type { RateLimiter } from './services';
 
-/** One limit: requests matching `method` and `path` share one counter per caller. */
+/** One counter of the contract (`x-rate-limit`): every operation naming it shares its count per caller. */
 export interface RateLimitRule {
   /** Counter name: the IETF RateLimit policy name and the Redis key namespace. */
   readonly name: string;
-  /** HTTP method, or `*` for any. */
-  readonly method: string;
-  /** OpenAPI path template; `*` stands for the rest of the path (one or more characters). */
-  readonly path: string;
   readonly limit: number;
   readonly window: 'minute' | 'hour';
+  /** What the 429's detail says the counter covers, e.g. `GET /api/setup/*`. */
+  readonly scope: string;
 }
 
 /**
- * SPEC.md §8, first matching row wins. The last row is every other `/api` operation (and any
- * `/api` path that matches no operation, so probing unknown paths is limited too).
+ * The counters of openapi.yaml's `x-rate-limit`, by name. The `api` counter also counts every
+ * /api path that matches no operation (in any spelling), so probing unknown paths is limited too.
  */
-export const RATE_LIMITS: readonly RateLimitRule[] = [
-  { method: 'POST', path: '/api/setup/tenant', limit: 10, window: 'hour', name: 'setup-create' },
-  { method: 'DELETE', path: '/api/setup/tenant/*', limit: 5, window: 'hour', name: 'setup-delete' },
-  { method: 'POST', path: '/api/tenants/register', limit: 3, window: 'hour', name: 'register' },
-  { method: 'GET', path: '/api/setup/*', limit: 100, window: 'minute', name: 'setup-read' },
-  { method: '*', path: '/api/*', limit: 600, window: 'minute', name: 'api' },
-];
+export function rulesFromContract(operations: readonly ContractOperation[] = readContractOperations()): ReadonlyMap<string, RateLimitRule> {
+  const rules = new Map<string, RateLimitRule>();
+  for (const [name, { rule, operations: ops }] of rateLimitCounters(operations)) {
+    rules.set(name, Object.freeze({ name, limit: rule.limit, window: rule.window, scope: describeScope(name, ops) }));
+  }
+  return rules;
+}
+
+/** `POST /api/setup/tenant`; several paths or a templated one end in `*` at their common prefix. */
+function describeScope(name: string, ops: readonly ContractOperation[]): string {
+  if (name === FALLBACK_COUNTER) return 'any other /api endpoint';
+  const methods = [...new Set(ops.map((o) => o.method))].join('/');
+  let prefix = ops[0]!.path;
+  for (const op of ops) {
+    let i = 0;
+    while (i < prefix.length && i < op.path.length && prefix[i] === op.path[i]) i++;
+    prefix = prefix.slice(0, i);
+  }
+  const wildcard = ops.length > 1 || prefix.includes('{');
+  if (!wildcard) return `${methods} ${prefix}`;
+  const cut = prefix.includes('{') ? prefix.indexOf('{') : prefix.lastIndexOf('/') + 1;
+  return `${methods} ${prefix.slice(0, cut)}*`;
+}
+
+/** True for any spelling of /api (`/API/tenant`, `/Api`): counted even though it routes nowhere. */
+function reachesApi(path: string): boolean {
+  return path.length >= 4 && path.slice(0, 4).toLowerCase() === '/api' && (path.length === 4 || path.charCodeAt(4) === 47);
+}
+
+/**
+ * The counter a request counts against: its operation's, or the `api` counter for a path that
+ * reaches /api in any spelling without matching an operation. Null means it is not limited.
+ */
+export function ruleFor(operation: ContractOperation | null, requestPath: string, rules: ReadonlyMap<string, RateLimitRule>): RateLimitRule | null {
+  if (operation) return operation.rateLimit ? (rules.get(operation.rateLimit.counter) ?? null) : null;
+  return reachesApi(requestPath) ? (rules.get(FALLBACK_COUNTER) ?? null) : null;
+}
 
 const WINDOW_MS = { minute: 60_000, hour: 3_600_000 } as const;
 
 /** How long boot waits for Redis before starting degraded (it keeps retrying afterwards). */
 const BOOT_CONNECT_TIMEOUT_MS = 5_000;
 /** A Redis command slower than this lets the request pass uncounted instead of stalling it. */
-const COMMAND_TIMEOUT_MS = 1_000;
+const COMMAND_TIMEOUT_MS = 500;
+/**
+ * After a command timed out, Redis is skipped (requests pass uncounted at once, /readyz says
+ * `degraded`) for this long; then one command at a time tries it again. A paused or overloaded
+ * Redis thus costs the requests in flight one timeout, not every request one timeout.
+ */
+const SLOW_REDIS_BACKOFF_MS = 2_000;
+/** A PING this often, so a Redis that stopped answering shows in /readyz without traffic. */
+const HEALTH_PING_INTERVAL_MS = 2_000;
 /** At most one "store unavailable" error line per this interval, however many requests pass. */
 const ERROR_LOG_INTERVAL_MS = 60_000;
 const RECONNECT_MAX_DELAY_MS = 3_000;
 
-/** `res.locals.operation`, set by app.ts when the request matches an OpenAPI operation. */
-interface MatchedOperation {
-  operationId: string;
-  method: string;
-  path: string;
-}
-
-/** True when `path` (an OpenAPI template or a request path) matches the rule's pattern. */
-function pathMatches(pattern: string, path: string): boolean {
-  if (!pattern.endsWith('*')) return pattern === path;
-  const prefix = pattern.slice(0, -1);
-  return path.length > prefix.length && path.startsWith(prefix);
-}
-
-/**
- * The row a request counts against: the first row matching its operation, or the catch-all
- * `/api` row for an `/api` path with no operation. Null means the request is not limited.
- */
-export function ruleFor(operation: MatchedOperation | undefined, requestPath: string, rules: readonly RateLimitRule[] = RATE_LIMITS): RateLimitRule | null {
-  if (operation) {
-    const method = operation.method.toUpperCase();
-    return rules.find((r) => (r.method === '*' || r.method === method) && pathMatches(r.path, operation.path)) ?? null;
-  }
-  return rules.find((r) => r.method === '*' && pathMatches(r.path, requestPath)) ?? null;
-}
-
 /** The counter key: the verified caller (issuer + subject), else the client address. */
-function keyFor(req: Request, res: Response): string {
-  const caller = res.locals.caller as { issuer: string; subject: string } | undefined;
+function keyFor(req: Request): string {
+  const caller = stateOf(req).caller;
   if (caller) return `caller:${JSON.stringify([caller.issuer, caller.subject])}`;
   // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
   return req.ip ? `ip:${ipKeyGenerator(req.ip)}` : 'ip:unknown';
-}
-
-function describeScope(rule: RateLimitRule): string {
-  return rule.method === '*' ? 'any other /api endpoint' : `${rule.method} ${rule.path}`;
 }
 
 /**
@@ -177,10 +186,14 @@ class ReloadingRedisStore extends RedisStore {
   }
 }
 
+class RedisTimeoutError extends Error {
+  override name = 'RedisTimeoutError';
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new RedisTimeoutError(`Redis did not answer within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -207,6 +220,69 @@ function memoryBackend(): Backend {
       for (const s of stores) s.shutdown();
     },
   };
+}
+
+/**
+ * Slow-Redis circuit breaker (issue 17 item 6). node-redis sees a paused Redis as connected (the
+ * socket is open), so slowness is judged by the command timeout: after one, requests skip Redis
+ * for SLOW_REDIS_BACKOFF_MS, then a single trial command decides.
+ */
+function slowRedisBreaker(client: ReturnType<typeof createClient>, log: Logger, errorLog: ThrottledErrorLog) {
+  let slow = false;
+  let retryAt = 0;
+  let trialInFlight = false;
+  const sendCommand = async (...args: string[]): Promise<RedisReply> => {
+    let trial = false;
+    if (slow) {
+      if (Date.now() < retryAt || trialInFlight) throw new Error('Rate limit store (Redis) is not answering in time; skipped');
+      trial = trialInFlight = true;
+    }
+    try {
+      const reply = await withTimeout(client.sendCommand(args) as Promise<RedisReply>, COMMAND_TIMEOUT_MS);
+      if (slow) {
+        slow = false;
+        log.info('Rate limit store (Redis) answers in time again; counting resumes');
+        errorLog.reset();
+      }
+      return reply;
+    } catch (err) {
+      if (err instanceof RedisTimeoutError) {
+        if (!slow) errorLog.error(err, 'Rate limit store (Redis) is not answering in time; requests pass uncounted until it does');
+        slow = true;
+        retryAt = Date.now() + SLOW_REDIS_BACKOFF_MS;
+      }
+      throw err;
+    } finally {
+      if (trial) trialInFlight = false;
+    }
+  };
+  return { sendCommand, isSlow: () => slow };
+}
+
+/**
+ * Waits up to BOOT_CONNECT_TIMEOUT_MS for the first connection. Starting degraded keeps the
+ * service up when Redis is late or down at boot: requests pass uncounted, /readyz says
+ * `degraded`, and the client keeps reconnecting in the background.
+ */
+async function connectAtBoot(client: ReturnType<typeof createClient>, log: Logger, errorLog: ThrottledErrorLog): Promise<void> {
+  const connected = client.connect().then(
+    () => true,
+    (err: unknown) => {
+      errorLog.error(err, 'Rate limit store (Redis) connection failed');
+      return false;
+    },
+  );
+  let bootTimer: NodeJS.Timeout | undefined;
+  const ready = await Promise.race([
+    connected,
+    new Promise<boolean>((resolve) => {
+      bootTimer = setTimeout(() => resolve(false), BOOT_CONNECT_TIMEOUT_MS);
+    }),
+  ]);
+  clearTimeout(bootTimer);
+  if (!ready) {
+    log.error({ timeout_ms: BOOT_CONNECT_TIMEOUT_MS }, 'Rate limit store (Redis) unreachable at boot; starting degraded');
+  }
 }
 
 async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledErrorLog): Promise<Backend> {
@@ -241,28 +317,13 @@ async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledE
     for (const s of stores) s.reloadScripts();
   });
 
-  const connected = client.connect().then(
-    () => true,
-    (err: unknown) => {
-      errorLog.error(err, 'Rate limit store (Redis) connection failed');
-      return false;
-    },
-  );
-  let bootTimer: NodeJS.Timeout | undefined;
-  const ready = await Promise.race([
-    connected,
-    new Promise<boolean>((resolve) => {
-      bootTimer = setTimeout(() => resolve(false), BOOT_CONNECT_TIMEOUT_MS);
-    }),
-  ]);
-  clearTimeout(bootTimer);
-  if (!ready) {
-    // Starting degraded keeps the service up when Redis is late or down at boot: requests pass
-    // uncounted, /readyz says `degraded`, and the client keeps reconnecting in the background.
-    log.error({ timeout_ms: BOOT_CONNECT_TIMEOUT_MS }, 'Rate limit store (Redis) unreachable at boot; starting degraded');
-  }
-
-  const sendCommand = (...args: string[]): Promise<RedisReply> => withTimeout(client.sendCommand(args) as Promise<RedisReply>, COMMAND_TIMEOUT_MS);
+  await connectAtBoot(client, log, errorLog);
+  const breaker = slowRedisBreaker(client, log, errorLog);
+  const sendCommand = breaker.sendCommand;
+  const healthPing = setInterval(() => {
+    if (client.isReady) sendCommand('PING').catch(() => undefined);
+  }, HEALTH_PING_INTERVAL_MS);
+  healthPing.unref();
   return {
     makeStore(rule) {
       const store = new ReloadingRedisStore({ sendCommand, prefix: `${config.redisKeyPrefix}rate-limit:${rule.name}:` });
@@ -272,8 +333,9 @@ async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledE
     async initialized() {
       await Promise.all(stores.map((s) => s.scriptsSettled()));
     },
-    storeState: () => (client.isReady ? 'redis' : 'degraded'),
+    storeState: () => (client.isReady && !breaker.isSlow() ? 'redis' : 'degraded'),
     async close() {
+      clearInterval(healthPing);
       // destroy(), not close(): close() waits for every pending reply, so a command whose reply
       // never comes (Redis going away at shutdown) would hold the process open. A request still
       // in flight then has its command rejected and passes uncounted.
@@ -283,11 +345,16 @@ async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledE
 }
 
 /**
- * Builds the rate limiter: one express-rate-limit instance per RATE_LIMITS row, all on Redis
- * when SERVICE_REDIS_URL is set (connecting first; degraded if it is unreachable), else in
- * memory. The middleware reads `res.locals.operation` (set by app.ts) to pick the row.
+ * Builds the rate limiter: one express-rate-limit instance per counter of the contract, all on
+ * Redis when SERVICE_REDIS_URL is set (connecting first; degraded if it is unreachable), else in
+ * memory. The middleware reads the request state (operation, caller) to pick the counter and key.
  */
-export async function createRateLimiter(config: Config, logger: Logger, rules: readonly RateLimitRule[] = RATE_LIMITS): Promise<RateLimiter> {
+export async function createRateLimiter(
+  config: Config,
+  logger: Logger,
+  operations: readonly ContractOperation[] = readContractOperations(),
+): Promise<RateLimiter> {
+  const rules = rulesFromContract(operations);
   const errorLog = new ThrottledErrorLog(logger.child({ component: 'rate-limit-store' }), ERROR_LOG_INTERVAL_MS);
   const backend = config.redisUrl ? await redisBackend(config, logger, errorLog) : memoryBackend();
   const limiterLogger: RateLimitLogger = {
@@ -297,7 +364,7 @@ export async function createRateLimiter(config: Config, logger: Logger, rules: r
   };
 
   const limiters = new Map<RateLimitRule, RequestHandler>();
-  for (const rule of rules) {
+  for (const rule of rules.values()) {
     const windowMs = WINDOW_MS[rule.window];
     limiters.set(
       rule,
@@ -316,11 +383,11 @@ export async function createRateLimiter(config: Config, logger: Logger, rules: r
         handler: (req: Request, res: Response, next: NextFunction) => {
           const info = (req as AugmentedRequest).rateLimit;
           const retryAfter = Number(res.getHeader('Retry-After') ?? Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
-          const per = res.locals.caller ? 'per caller' : 'per client address';
+          const per = stateOf(req).caller ? 'per caller' : 'per client address';
           next(
             new ApiError(
               'rateLimited',
-              `At most ${rule.limit} requests per ${rule.window} to ${describeScope(rule)} (counted ${per}); retry in ${retryAfter} seconds.`,
+              `At most ${rule.limit} requests per ${rule.window} to ${rule.scope} (counted ${per}); retry in ${retryAfter} seconds.`,
               {},
               { 'Retry-After': String(retryAfter) },
             ),
@@ -335,7 +402,7 @@ export async function createRateLimiter(config: Config, logger: Logger, rules: r
   await backend.initialized();
 
   const middleware: RequestHandler = (req, res, next) => {
-    const rule = ruleFor(res.locals.operation as MatchedOperation | undefined, req.path, rules);
+    const rule = ruleFor(stateOf(req).operation, req.path, rules);
     if (!rule) return next();
     return limiters.get(rule)!(req, res, next);
   };

@@ -3,21 +3,38 @@
  * to createApp.
  */
 import type { RequestHandler } from 'express';
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { LocalKeys } from '../auth/local-keys';
+import type { AuthenticatorOptions } from '../auth/verify';
+import type { Database } from '../db/tenant-scope';
+import type { Mailer } from '../mail/invitation-mail';
+import type { Metrics } from './metrics';
 
-/** The rate limits of SPEC.md §8 (src/http/rate-limit.ts). */
+/** The rate limits of SPEC.md §8, read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
-  /** Counts the request against its operation's limit (reads `res.locals.operation`). */
+  /** Counts the request against its operation's counter (reads the request state: operation, caller). */
   readonly middleware: RequestHandler;
   /** `memory` (in-process), `redis`, or `degraded` (Redis configured but unreachable). */
   storeState(): 'memory' | 'redis' | 'degraded';
   close(): Promise<void>;
 }
 
+/** One finished request, as the access-line stage hands it to metrics. */
+export interface ObservedRequest {
+  /** operationId, or null for a path that matched no operation. */
+  readonly operation: string | null;
+  readonly method: string;
+  readonly status: number;
+  readonly durationMs: number;
+}
+
+/** The seam for /metrics (src/http/metrics.ts): called once per finished request. */
+export interface RequestMetrics {
+  observeRequest(request: ObservedRequest): void;
+}
+
 export interface AppServices {
-  readonly db: Knex;
+  readonly db: Database;
   readonly logger: Logger;
   /** The local provider's signing key; null with any other provider. */
   readonly localKeys: LocalKeys | null;
@@ -25,4 +42,10 @@ export interface AppServices {
   readonly rateLimiter: RateLimiter | null;
   /** True when the service runs the embedded PostgreSQL. */
   readonly embeddedDatabase: boolean;
+  /** Invitation mail; answers `not_configured` without SERVICE_SMTP_URL. */
+  readonly mailer: Mailer;
+  /** Prometheus metrics (src/http/metrics.ts): the access-line stage calls observeRequest; GET /metrics renders them. */
+  readonly metrics?: RequestMetrics & Partial<Metrics>;
+  /** Internal tuning of token verification (tests shorten the JWKS cooldown); defaults otherwise. */
+  readonly authOptions?: AuthenticatorOptions;
 }

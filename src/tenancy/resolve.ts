@@ -85,11 +85,13 @@ export function readClaim(claims: Readonly<Record<string, unknown>>, name: strin
 
 /**
  * The tenant slug from the `email` claim's registrable domain without its public suffix
- * (`ann@mail.acme.co.uk` → `acme`). Null when the email is unverified, malformed, or at a
+ * (`ann@mail.acme.co.uk` → `acme`). Null when `email_verified` is present and not true (or
+ * "true"), when the email is malformed, or at a
  * public or disposable mail provider.
  */
 export function tenantFromEmail(email: unknown, emailVerified: unknown): string | null {
-  if (typeof email !== 'string' || emailVerified === false || emailVerified === 'false') return null;
+  // Absent counts as not stated; present, only true or "true" is verified ("FALSE", 0… are not).
+  if (typeof email !== 'string' || (emailVerified !== undefined && emailVerified !== true && emailVerified !== 'true')) return null;
   const at = email.lastIndexOf('@');
   if (at <= 0 || at === email.length - 1) return null;
   const host = email.slice(at + 1).trim().toLowerCase();

@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
+import type { AuthenticatorOptions } from '../../src/auth/verify';
 import type { AppServices } from '../../src/http/services';
 import { createLogger } from '../../src/logger';
 import { buildServices, closeServices } from '../../src/services';
@@ -33,10 +34,20 @@ export function testDatabaseUrl(): string {
   return url;
 }
 
+/**
+ * The URL the service under test connects with: TEST_RUNTIME_DATABASE_URL when global-setup put
+ * a PgBouncer in transaction mode in front of the test database (TEST_PGBOUNCER=1, see
+ * `npm run test:pgbouncer`), else the test database itself. Fixtures (ownerConnection) and
+ * migrations always connect directly.
+ */
+export function testRuntimeDatabaseUrl(): string {
+  return process.env.TEST_RUNTIME_DATABASE_URL ?? testDatabaseUrl();
+}
+
 /** The env a test app starts from: test database, test data dir, rate limits off unless asked. */
 export function testEnv(overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
-    SERVICE_DATABASE_URL: testDatabaseUrl(),
+    SERVICE_DATABASE_URL: testRuntimeDatabaseUrl(),
     SERVICE_DATA_DIR: TEST_DATA_DIR,
     SERVICE_RATE_LIMIT_ENABLED: 'false',
     SERVICE_LOG_LEVEL: 'info',
@@ -45,7 +56,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
 }
 
 /** Creates an app on the test database. `env` overrides the test defaults. */
-export async function startTestApp(env: Record<string, string | undefined> = {}, opts: { poolMax?: number } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string | undefined> = {}, opts: { poolMax?: number; authOptions?: AuthenticatorOptions; statementTimeoutMs?: number } = {}): Promise<TestApp> {
   const config = loadConfig(testEnv(env));
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
@@ -57,8 +68,8 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const db = openDatabase({ url: config.databaseUrl!, poolMax: opts.poolMax ?? 5 });
-  const services = await buildServices(config, { db, logger });
+  const db = openDatabase({ url: config.databaseUrl!, poolMax: opts.poolMax ?? 5, statementTimeoutMs: opts.statementTimeoutMs, logger });
+  const services: AppServices = { ...(await buildServices(config, { db, logger })), authOptions: opts.authOptions };
   const app = await createApp(config, services);
   return {
     app,

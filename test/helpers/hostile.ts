@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { LOCAL_ISSUER, loadOrCreateLocalKeys, signLocalToken } from '../../src/auth/local-keys';
-import { TENANT_TABLES } from '../../src/db/migrations/001-schema';
+import { TENANT_TABLES } from '../../src/db/schema';
 import { TEST_DATA_DIR } from './app';
 
 export const ALL_TABLES = ['tenants', ...TENANT_TABLES, 'idempotency_keys'] as const;
@@ -67,6 +67,15 @@ export function brokenTokens(sub: string): Record<string, string> {
     'garbage base64': '!!!.@@@.###',
     'eight kilobytes of garbage': 'a'.repeat(8 * 1024),
     'JSON header that is not an object': `${b64('"x"')}.${p}.${s}`,
+    // issue 17 items 4 and 7
+    'iat ten years ahead': rs({ ...payload, iat: now + 10 * 365 * 86_400 }),
+    'unknown crit header parameter': (() => {
+      const header = b64({ alg: 'RS256', typ: 'JWT', kid: keys.kid, crit: ['x-ext'], 'x-ext': true });
+      const body = b64(payload);
+      return `${header}.${body}.${crypto.sign('RSA-SHA256', Buffer.from(`${header}.${body}`), keys.privateKey).toString('base64url')}`;
+    })(),
+    'sub of 6000 characters': rs({ ...payload, sub: 's'.repeat(6000) }),
+    'sub of 2048 CJK characters': rs({ ...payload, sub: '字'.repeat(2048) }),
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * The real server process (`node dist/src/server.js`), for tests that need signals, restarts
- * and the zero-setup embedded database. `buildOnce()` compiles the project first (`npm run
- * build`'s tsc), so the tests do not depend on a stale dist/.
+ * and the zero-setup embedded database. `buildOnce()` compiles the project first when dist/ is
+ * older than the sources (as `npm start` does), so the tests never run a stale dist/.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -48,7 +48,9 @@ export function buildOnce(): Promise<void> {
 
 async function compile(): Promise<void> {
   try {
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+    // What `npm start` does first: tsc when a source is newer than the last build (a fresh
+    // `npm ci` has built already), then the stamp (scripts/build-if-stale.mjs).
+    await promisify(execFile)(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.mjs')], {
       cwd: ROOT,
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -74,10 +76,14 @@ export interface ServerProcess {
 
 /**
  * Starts the compiled server with exactly `env` (plus PATH and HOME); nothing of the test
- * process's SERVICE_* variables leaks in.
+ * process's SERVICE_* variables leaks in. `command` replaces `node dist/src/server.js` (e.g. `npm start`).
  */
-export function startServerProcess(port: number, env: Record<string, string>): ServerProcess {
-  const proc = spawn(process.execPath, [SERVER_ENTRY], {
+export function startServerProcess(
+  port: number,
+  env: Record<string, string>,
+  command: { file: string; args: string[] } = { file: process.execPath, args: [SERVER_ENTRY] },
+): ServerProcess {
+  const proc = spawn(command.file, command.args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

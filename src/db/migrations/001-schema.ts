@@ -5,19 +5,13 @@
  */
 import type { Knex } from 'knex';
 
-export const APP_ROLE = 'tenant_service_app';
-export const READER_ROLE = 'tenant_service_reader';
-
-/** Tenant-owned tables, parents before children. */
-export const TENANT_TABLES = [
-  'users',
-  'boards',
-  'board_members',
-  'generations',
-  'provider_configs',
-  'credit_transactions',
-] as const;
-export type TenantTable = (typeof TENANT_TABLES)[number];
+// Frozen: this migration is released. It spells its tables and roles literally and imports
+// nothing later code may change (src/db/schema.ts holds the names the running service uses), so
+// what it does on an empty database never changes; test/schema-snapshot.test.ts checks that.
+const APP = 'tenant_service_app';
+const READER = 'tenant_service_reader';
+/** The tenant-owned tables this migration creates, parents before children. */
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions'];
 
 const createRole = (name: string, attrs: string) => `
 DO $$
@@ -45,10 +39,10 @@ CREATE POLICY tenant_isolation ON ${table}
   WITH CHECK (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);`;
 
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(createRole(APP_ROLE, 'NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE'));
-  await knex.raw(createRole(READER_ROLE, 'NOLOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE'));
-  await knex.raw(grantRoleToMigrator(APP_ROLE));
-  await knex.raw(grantRoleToMigrator(READER_ROLE));
+  await knex.raw(createRole(APP, 'NOLOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE'));
+  await knex.raw(createRole(READER, 'NOLOGIN NOSUPERUSER BYPASSRLS NOCREATEDB NOCREATEROLE'));
+  await knex.raw(grantRoleToMigrator(APP));
+  await knex.raw(grantRoleToMigrator(READER));
 
   await knex.raw(`
 CREATE TABLE tenants (
@@ -158,7 +152,7 @@ CREATE TABLE idempotency_keys (
 CREATE INDEX idempotency_keys_age ON idempotency_keys (created_at);
 `);
 
-  for (const t of TENANT_TABLES) await knex.raw(rls(t));
+  for (const t of TABLES) await knex.raw(rls(t));
 
   // Resolution and membership in one round trip, inside the request's own transaction: it sets
   // app.tenant_id for the transaction, then reads (and, for IdP-asserted tenants, provisions)
@@ -203,10 +197,10 @@ END $$;
 `);
 
   await knex.raw(`
-GRANT USAGE ON SCHEMA public TO ${APP_ROLE}, ${READER_ROLE};
-GRANT SELECT, INSERT, UPDATE, DELETE ON tenants, idempotency_keys, ${TENANT_TABLES.join(', ')} TO ${APP_ROLE};
-GRANT SELECT ON tenants, idempotency_keys, ${TENANT_TABLES.join(', ')} TO ${READER_ROLE};
-GRANT EXECUTE ON FUNCTION app_enter_tenant(text, uuid, text, text, boolean, text, text) TO ${APP_ROLE};
+GRANT USAGE ON SCHEMA public TO ${APP}, ${READER};
+GRANT SELECT, INSERT, UPDATE, DELETE ON tenants, idempotency_keys, ${TABLES.join(', ')} TO ${APP};
+GRANT SELECT ON tenants, idempotency_keys, ${TABLES.join(', ')} TO ${READER};
+GRANT EXECUTE ON FUNCTION app_enter_tenant(text, uuid, text, text, boolean, text, text) TO ${APP};
 `);
 }
 

@@ -1,4 +1,4 @@
-import { isValidTenantHeader, normalizeClaimValue, requestedTenant, tenantFromClaims, tenantFromEmail } from './resolve';
+import { isValidTenantHeader, normalizeClaimValue, requestedTenant, tenantFromClaims, tenantFromEmail } from '../../src/tenancy/resolve';
 
 describe('normalizeClaimValue', () => {
   it.each([
@@ -38,6 +38,12 @@ describe('tenantFromEmail', () => {
     ['a@mailinator.com', true, null],
     ['a@acme.com', false, null],
     ['a@acme.com', 'false', null],
+    ['a@acme.com', 'FALSE', null],
+    ['a@acme.com', 0, null],
+    ['a@acme.com', 1, null],
+    ['a@acme.com', 'yes', null],
+    ['a@acme.com', null, null],
+    ['a@acme.com', 'true', 'acme'],
     ['not-an-email', true, null],
     ['a@localhost', true, null],
     ['a@192.168.0.1', true, null],

@@ -1,7 +1,7 @@
 // Imported explicitly (not ambient) so `npm run build`, whose tsconfig has no jest types, still compiles src/.
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidate, slugCandidates } from './slug';
+import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidate, slugCandidates } from '../../src/domain/slug';
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 

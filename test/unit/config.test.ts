@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError, loadConfig, redactUrl } from './config';
+import { ConfigError, loadConfig, redactUrl } from '../../src/config';
 
 describe('loadConfig', () => {
   it('has the documented defaults with an empty environment', () => {
@@ -25,8 +25,15 @@ describe('loadConfig', () => {
       redisKeyPrefix: 'tenant-service:',
       trustProxy: false,
       graphqlPath: '/graphql',
+      eventRetentionDays: 365,
     });
     expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('SERVICE_EVENT_RETENTION_DAYS: whole days from 1', () => {
+    expect(loadConfig({ SERVICE_EVENT_RETENTION_DAYS: '30' }).eventRetentionDays).toBe(30);
+    expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: '0' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
+    expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
   it.each([
@@ -110,5 +117,48 @@ describe('loadConfig', () => {
   it('redactUrl hides passwords', () => {
     expect(redactUrl('postgres://u:pw@h:5432/db')).toBe('postgres://u:***@h:5432/db');
     expect(redactUrl('postgres://h/db')).toBe('postgres://h/db');
+  });
+});
+
+describe('membership and invitation settings', () => {
+  it('has the documented defaults, the default slug always reserved', () => {
+    const c = loadConfig({});
+    expect(c.reservedSlugs).toEqual(['admin', 'api', 'app', 'default', 'help', 'root', 'setup', 'status', 'support', 'system', 'www']);
+    expect(c.slugRetirementDays).toBe(90);
+    expect(c.invitationTtlHours).toBe(168);
+    expect(c.smtpUrl).toBeNull();
+    expect(c.mailFrom).toBeNull();
+    expect(loadConfig({ SERVICE_DEFAULT_TENANT_SLUG: 'main', SERVICE_RESERVED_SLUGS: 'Billing, ops' }).reservedSlugs).toEqual(['billing', 'ops', 'main']);
+    expect(loadConfig({ SERVICE_RESERVED_SLUGS: '["a","b"]' }).reservedSlugs).toEqual(['a', 'b', 'default']);
+  });
+
+  it('reads the numbers and the mail settings', () => {
+    const c = loadConfig({
+      SERVICE_SLUG_RETIREMENT_DAYS: '0',
+      SERVICE_INVITATION_TTL_HOURS: '24',
+      SERVICE_SMTP_URL: 'smtp://user:pw@127.0.0.1:2525',
+      SERVICE_MAIL_FROM: 'Acme <tenants@acme.test>',
+    });
+    expect(c).toMatchObject({ slugRetirementDays: 0, invitationTtlHours: 24, smtpUrl: 'smtp://user:pw@127.0.0.1:2525', mailFrom: 'Acme <tenants@acme.test>' });
+  });
+
+  it('names every bad variable, never the SMTP password', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig({
+        SERVICE_RESERVED_SLUGS: 'ok,Not_A_Slug!',
+        SERVICE_SLUG_RETIREMENT_DAYS: '-1',
+        SERVICE_INVITATION_TTL_HOURS: '0',
+        SERVICE_SMTP_URL: 'http://user:secret@mail.test',
+      });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = err!.message;
+    for (const v of ['SERVICE_RESERVED_SLUGS', 'SERVICE_SLUG_RETIREMENT_DAYS', 'SERVICE_INVITATION_TTL_HOURS', 'SERVICE_SMTP_URL']) expect(msg).toContain(v);
+    expect(msg).not.toContain('secret');
+    expect(() => loadConfig({ SERVICE_SMTP_URL: 'smtp://127.0.0.1:2525' })).toThrow(/SERVICE_MAIL_FROM: required/);
+    expect(() => loadConfig({ SERVICE_MAIL_FROM: 'not an address' })).toThrow(/SERVICE_MAIL_FROM/);
   });
 });

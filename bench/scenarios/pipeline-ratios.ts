@@ -1,0 +1,79 @@
+/**
+ * Issue 13's measure: GET /api/tenant and GET /api/boards as ratios to hand-written references
+ * (bench/reference-server.ts) on the same database with the same token, in the same run. Each
+ * server runs in its own process. The machine is shared, so reference and service alternate in
+ * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5); the req/s
+ * and p99 ratios are the median of the per-round ratios (a burst of load elsewhere spoils one
+ * round, not the result), and the CPU time each server spent per request is reported beside
+ * them, as it depends much less on what else the machine is doing.
+ */
+import { startServerProcess, type ServerProcess } from './server-process';
+import type { BenchContext, Throughput } from './types';
+
+const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 4);
+const ROUND_S = Number(process.env.BENCH_RATIO_DURATION ?? 5);
+const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : 0);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return Math.round((s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2) * 1000) / 1000;
+};
+
+interface Run extends Throughput {
+  cpu_ms_per_request: number;
+}
+
+async function measured(ctx: BenchContext, server: ServerProcess, scenario: string, path: string): Promise<Run> {
+  const cpuBefore = await server.cpuMicros();
+  const t = await ctx.load(scenario, `http://127.0.0.1:${server.port}${path}`, ctx.member, { duration: ROUND_S });
+  const cpu = (await server.cpuMicros()) - cpuBefore;
+  const requests = t.requests_per_s * t.duration_s;
+  const run = { ...t, cpu_ms_per_request: requests > 0 ? Math.round((cpu / requests) * 10) / 10000 : 0 };
+  ctx.log(`  CPU ${run.cpu_ms_per_request} ms per request`);
+  return run;
+}
+
+function compare(service: Run[], reference: Run[]) {
+  const per = (key: 'requests_per_s' | 'p99_ms' | 'cpu_ms_per_request') => service.map((r, i) => ratio(r[key], reference[i]![key]));
+  const rps = per('requests_per_s');
+  const p99 = per('p99_ms');
+  const cpu = per('cpu_ms_per_request');
+  return {
+    rps_ratio: median(rps),
+    p99_ratio: median(p99),
+    cpu_per_request_ratio: median(cpu),
+    rounds: { rps, p99, cpu_per_request: cpu },
+    service: service.map(({ requests_per_s, p50_ms, p99_ms, cpu_ms_per_request, non_2xx }) => ({ requests_per_s, p50_ms, p99_ms, cpu_ms_per_request, non_2xx })),
+    reference: reference.map(({ requests_per_s, p50_ms, p99_ms, cpu_ms_per_request, non_2xx }) => ({ requests_per_s, p50_ms, p99_ms, cpu_ms_per_request, non_2xx })),
+  };
+}
+
+export async function pipelineRatios(ctx: BenchContext) {
+  const servers = await Promise.all([
+    startServerProcess('service', ctx.serviceEnv),
+    startServerProcess('reference-tenant', ctx.serviceEnv),
+    startServerProcess('reference-boards', ctx.serviceEnv),
+  ]);
+  const [service, refTenant, refBoards] = servers;
+  const runs: Record<'refTenant' | 'tenant' | 'refBoards' | 'boards', Run[]> = { refTenant: [], tenant: [], refBoards: [], boards: [] };
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      runs.refTenant.push(await measured(ctx, refTenant, `reference: app_enter_tenant per request (round ${round})`, '/api/tenant'));
+      runs.tenant.push(await measured(ctx, service, `GET /api/tenant (service process, round ${round})`, '/api/tenant'));
+      runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_enter_tenant, boards, COMMIT (round ${round})`, '/api/boards'));
+      runs.boards.push(await measured(ctx, service, `GET /api/boards (service process, round ${round})`, '/api/boards'));
+    }
+  } finally {
+    for (const s of servers) await s.stop();
+  }
+  const tenant = compare(runs.tenant, runs.refTenant);
+  const boards = compare(runs.boards, runs.refBoards);
+  ctx.log(`  GET /api/tenant: median ${tenant.rps_ratio}x the reference's req/s (rounds ${tenant.rounds.rps.join(', ')}), p99 ${tenant.p99_ratio}x, CPU per request ${tenant.cpu_per_request_ratio}x (targets: req/s >= 0.8x, p99 <= 1.5x)`);
+  ctx.log(`  GET /api/boards: median ${boards.rps_ratio}x the reference's req/s (rounds ${boards.rounds.rps.join(', ')}), p99 ${boards.p99_ratio}x, CPU per request ${boards.cpu_per_request_ratio}x (target: req/s >= 0.7x)`);
+  return {
+    rounds: ROUNDS,
+    round_seconds: ROUND_S,
+    get_tenant: { ...tenant, targets: { rps_ratio_at_least: 0.8, p99_ratio_at_most: 1.5 }, met: tenant.rps_ratio >= 0.8 && tenant.p99_ratio <= 1.5 },
+    get_boards: { ...boards, targets: { rps_ratio_at_least: 0.7 }, met: boards.rps_ratio >= 0.7 },
+  };
+}

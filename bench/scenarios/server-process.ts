@@ -1,0 +1,51 @@
+/**
+ * A bench server (bench/server-worker.ts) in its own process, so that the CPU time it spends per
+ * request can be read: on a shared machine req/s swing with everyone else's load, CPU time per
+ * request much less.
+ */
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import type { WorkerKind } from './types';
+
+export interface ServerProcess {
+  port: number;
+  /** CPU time (user + system) the process has used so far, in microseconds. */
+  cpuMicros(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function startServerProcess(kind: WorkerKind, env: Record<string, string>): Promise<ServerProcess> {
+  const child = fork(path.join(__dirname, '..', 'server-worker.js'), [], {
+    env: { ...process.env, BENCH_WORKER_INPUT: JSON.stringify({ kind, env, logFile: '/dev/null' }) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let failure: Error | null = null;
+  child.on('error', (err) => {
+    failure = err;
+  });
+  const next = <T>(pick: (m: Record<string, unknown>) => T | undefined): Promise<T> =>
+    new Promise((resolve, reject) => {
+      if (failure) return reject(failure);
+      const onMessage = (m: Record<string, unknown>) => {
+        if (m.error) return reject(new Error(`${kind} server failed: ${String(m.error)}`));
+        const v = pick(m);
+        if (v === undefined) return;
+        child.off('message', onMessage);
+        resolve(v);
+      };
+      child.on('message', onMessage);
+    });
+  return next((m) => (typeof m.port === 'number' ? m.port : undefined)).then((port) => ({
+    port,
+    cpuMicros: () => {
+      const answer = next((m) => (typeof m.cpu_us === 'number' ? m.cpu_us : undefined));
+      child.send('cpu');
+      return answer;
+    },
+    stop: () =>
+      new Promise<void>((done) => {
+        child.once('exit', () => done());
+        child.send('stop');
+      }),
+  }));
+}

@@ -1,0 +1,168 @@
+/**
+ * Invitation rows (migration 004). Tenant-owned under row-level security: every function runs
+ * in the tenant's transaction, except `tenantOfInvitationToken`, which finds which tenant a
+ * token hash belongs to (and nothing else) for a caller who has no tenant yet.
+ */
+import type { Knex } from 'knex';
+import { InvitationRow, type TenantRow, type UserRow } from '../models';
+import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
+import { withPlatformRead } from '../tenant-scope';
+
+export type InvitationStatusFilter = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+/**
+ * The tenant id of the invitation with this token hash, or null: a read through the read-only
+ * role that bypasses row-level security, selecting nothing but the tenant id of that one hash.
+ */
+export async function tenantOfInvitationToken(db: Knex, tokenHash: string): Promise<string | null> {
+  const row = (await withPlatformRead(db, (trx) => trx('invitations').where({ token_hash: tokenHash }).first('tenant_id'))) as
+    | { tenant_id: string }
+    | undefined;
+  return row?.tenant_id ?? null;
+}
+
+/** Pending invitations past their expiry for `email` become `expired`, freeing the email. */
+export async function expireStalePending(trx: Knex.Transaction, tenantId: string, email: string): Promise<void> {
+  await trx('invitations')
+    .where({ tenant_id: tenantId, status: 'pending' })
+    .whereRaw('lower(email) = lower(?)', [email])
+    .andWhere('expires_at', '<=', trx.fn.now())
+    .update({ status: 'expired', updated_at: trx.fn.now() });
+}
+
+export interface NewInvitationRow {
+  email: string;
+  role: 'admin' | 'member';
+  tokenHash: string;
+  ttlHours: number;
+  invitedBy: string | null;
+  invitedByEmail: string | null;
+}
+
+export async function insertInvitation(trx: Knex.Transaction, tenantId: string, inv: NewInvitationRow): Promise<InvitationRow> {
+  const [row] = (await trx('invitations')
+    .insert({
+      tenant_id: tenantId,
+      email: inv.email,
+      role: inv.role,
+      token_hash: inv.tokenHash,
+      expires_at: trx.raw('now() + make_interval(hours => ?)', [inv.ttlHours]),
+      invited_by: inv.invitedBy,
+      invited_by_email: inv.invitedByEmail,
+    })
+    .returning('*')) as InvitationRow[];
+  return row!;
+}
+
+export async function setDelivery(trx: Knex.Transaction, tenantId: string, id: string, delivery: InvitationRow['delivery']): Promise<InvitationRow> {
+  const [row] = (await trx('invitations').where({ tenant_id: tenantId, id }).update({ delivery, updated_at: trx.fn.now() }).returning('*')) as InvitationRow[];
+  return row!;
+}
+
+/** The invitation, locked for a change; undefined when absent. */
+export async function findInvitationForUpdate(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRow | undefined> {
+  return (await trx('invitations').where({ tenant_id: tenantId, id }).forUpdate().first()) as InvitationRow | undefined;
+}
+
+/** The invitation with this token hash, locked; undefined when absent. */
+export async function findInvitationByTokenForUpdate(trx: Knex.Transaction, tenantId: string, tokenHash: string): Promise<InvitationRow | undefined> {
+  return (await trx('invitations').where({ tenant_id: tenantId, token_hash: tokenHash }).forUpdate().first()) as InvitationRow | undefined;
+}
+
+/** A new token and expiry; the invitation is pending again. */
+export async function renewInvitation(trx: Knex.Transaction, tenantId: string, id: string, tokenHash: string, ttlHours: number): Promise<InvitationRow> {
+  const [row] = (await trx('invitations')
+    .where({ tenant_id: tenantId, id })
+    .update({
+      token_hash: tokenHash,
+      status: 'pending',
+      expires_at: trx.raw('now() + make_interval(hours => ?)', [ttlHours]),
+      updated_at: trx.fn.now(),
+    })
+    .returning('*')) as InvitationRow[];
+  return row!;
+}
+
+export async function markRevoked(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRow> {
+  const [row] = (await trx('invitations')
+    .where({ tenant_id: tenantId, id })
+    .update({ status: 'revoked', revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning('*')) as InvitationRow[];
+  return row!;
+}
+
+export async function markAccepted(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<InvitationRow> {
+  const [row] = (await trx('invitations')
+    .where({ tenant_id: tenantId, id })
+    .update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by: userId, updated_at: trx.fn.now() })
+    .returning('*')) as InvitationRow[];
+  return row!;
+}
+
+/** Up to `limit` of the tenant's invitations with `status`, newest first, after `after`. */
+export async function fetchInvitationPage(
+  trx: Knex.Transaction,
+  tenantId: string,
+  status: InvitationStatusFilter | undefined,
+  limit: number,
+  after?: KeysetPosition,
+): Promise<Array<Positioned<InvitationRow>>> {
+  const q = InvitationRow.query(trx).where({ tenant_id: tenantId });
+  const now = trx.fn.now();
+  switch (status) {
+    case undefined:
+      break;
+    case 'pending':
+      q.where({ status: 'pending' }).andWhere('expires_at', '>', now);
+      break;
+    case 'expired':
+      q.where((w) => w.where({ status: 'expired' }).orWhere((o) => o.where({ status: 'pending' }).andWhere('expires_at', '<=', now)));
+      break;
+    default:
+      q.where({ status });
+  }
+  return fetchKeysetRows(q, limit, after, true);
+}
+
+/** `invitations` of the tenant filtered by status, `expired` computed from `expires_at`. */
+function invitationsWithStatus(trx: Knex.Transaction, tenantId: string, status: InvitationStatusFilter | undefined): Knex.QueryBuilder {
+  const q = trx('invitations').where({ tenant_id: tenantId });
+  switch (status) {
+    case undefined:
+      return q;
+    case 'pending':
+      return q.where({ status: 'pending' }).andWhere('expires_at', '>', trx.fn.now());
+    case 'expired':
+      return q.where((w) => w.where({ status: 'expired' }).orWhere((o) => o.where({ status: 'pending' }).andWhere('expires_at', '<=', trx.fn.now())));
+    default:
+      return q.where({ status });
+  }
+}
+
+export async function countInvitations(trx: Knex.Transaction, tenantId: string, status: InvitationStatusFilter | undefined): Promise<number> {
+  const [{ n }] = (await invitationsWithStatus(trx, tenantId, status).count({ n: '*' })) as Array<{ n: string | number }>;
+  return Number(n);
+}
+
+/** The tenant row for an accepted invitation's response, locked FOR KEY SHARE like a request's. */
+export async function lockTenantForKeyShare(trx: Knex.Transaction, tenantId: string): Promise<TenantRow | undefined> {
+  return (await trx('tenants').where({ id: tenantId }).forKeyShare().first()) as TenantRow | undefined;
+}
+
+/** Adds the accepting caller as a member; undefined when they already are one. */
+export async function insertMemberIfAbsent(
+  trx: Knex.Transaction,
+  tenantId: string,
+  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
+): Promise<UserRow | undefined> {
+  const rows = (await trx('users')
+    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
+    .onConflict(['tenant_id', 'issuer', 'subject'])
+    .ignore()
+    .returning('*')) as Array<UserRow>;
+  return rows[0];
+}
+
+export async function findMemberByIdentity(trx: Knex.Transaction, tenantId: string, issuer: string, subject: string): Promise<{ id: string } | undefined> {
+  return (await trx('users').where({ tenant_id: tenantId, issuer, subject }).first('id')) as { id: string } | undefined;
+}

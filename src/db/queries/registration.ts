@@ -1,0 +1,31 @@
+/**
+ * Registration's statements that are not row CRUD: the per-caller lock and the caller's
+ * memberships across tenants.
+ */
+import type { Knex } from 'knex';
+
+/**
+ * Serialises one caller's registrations (and only theirs) until commit: a transaction-scoped
+ * advisory lock on a hash of (issuer, subject).
+ */
+export async function lockRegistrant(trx: Knex.Transaction, issuer: string, subject: string): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${issuer}\n${subject}`]);
+}
+
+export interface MembershipRow {
+  tenant_id: string;
+  name: string;
+  slug: string;
+  status: 'active' | 'pending_approval';
+  role: 'admin' | 'member';
+  created_at: Date;
+}
+
+/** Every tenant the (issuer, subject) is a member of, oldest membership first. `trx` must see all tenants. */
+export async function membershipsOf(trx: Knex.Transaction, issuer: string, subject: string): Promise<MembershipRow[]> {
+  return (await trx('users as u')
+    .join('tenants as t', 't.id', 'u.tenant_id')
+    .where({ 'u.issuer': issuer, 'u.subject': subject })
+    .select('t.id as tenant_id', 't.name', 't.slug', 't.status', 'u.role', 'u.created_at')
+    .orderBy([{ column: 'u.created_at' }, { column: 't.id' }])) as MembershipRow[];
+}

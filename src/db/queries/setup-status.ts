@@ -1,0 +1,34 @@
+/**
+ * The database facts of `GET /api/setup/status`, in one read-only statement.
+ */
+import type { Knex } from 'knex';
+
+export interface TenantFacts {
+  /** The default tenant's id and slug; null when it is missing. */
+  defaultTenant: { id: string; slug: string } | null;
+  /** Another tenant (not marked default) holds the configured default slug. */
+  defaultSlugHeldByOther: boolean;
+  /** Tenants besides the default. */
+  otherTenants: number;
+  pendingApproval: number;
+}
+
+/** Reads the default tenant and the tenant counts; creates or changes nothing. */
+export async function readTenantFacts(trx: Knex.Transaction, defaultSlug: string): Promise<TenantFacts> {
+  const result = await trx.raw<{ rows: Array<{ id: string | null; slug: string | null; others: string; pending: string; squatted: boolean }> }>(
+    `select d.id, d.slug,
+            exists (select 1 from tenants where slug = ? and not is_default) as squatted,
+            (select count(*) from tenants where not is_default) as others,
+            (select count(*) from tenants where status = 'pending_approval') as pending
+       from (select 1) one
+       left join tenants d on d.is_default`,
+    [defaultSlug],
+  );
+  const row = result.rows[0]!;
+  return {
+    defaultTenant: row.id !== null && row.slug !== null ? { id: row.id, slug: row.slug } : null,
+    defaultSlugHeldByOther: row.squatted,
+    otherTenants: Number(row.others),
+    pendingApproval: Number(row.pending),
+  };
+}

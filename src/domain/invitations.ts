@@ -1,0 +1,263 @@
+/**
+ * Invitations (PRODUCT.md §6): how people join a tenant by email. Create, list, resend and
+ * revoke run in the tenant admin's request transaction; accept runs for a caller who has no
+ * tenant yet. Tokens are 256-bit random secrets, stored only as their sha256. Never sees req/res.
+ *
+ * Events (issue 15): each change below records its event in its own transaction with
+ * `recordEvent`; the accept link (never the token) goes into invitation.created/resent.
+ */
+import crypto from 'node:crypto';
+import type { InvitationRow, TenantRow, UserRow } from '../db/models';
+import {
+  countInvitations,
+  expireStalePending,
+  findInvitationByTokenForUpdate,
+  findInvitationForUpdate,
+  fetchInvitationPage,
+  findMemberByIdentity,
+  insertInvitation,
+  insertMemberIfAbsent,
+  lockTenantForKeyShare,
+  markAccepted,
+  markRevoked,
+  renewInvitation,
+  setDelivery,
+  tenantOfInvitationToken,
+  type InvitationStatusFilter,
+} from '../db/queries/invitations';
+import { memberWithEmailExists } from '../db/queries/members';
+import { withTenant, type Database, type Transaction } from '../db/tenant-scope';
+import { ApiError } from '../errors';
+import type { Delivery, InvitationMail } from '../mail/invitation-mail';
+import { recordEvent, type EventOrigin } from './events';
+import { pageByCreation } from './pagination';
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+/** The status a reader sees: a pending invitation past its expiry is `expired`. */
+export function effectiveStatus(row: Pick<InvitationRow, 'status' | 'expires_at'>, now: Date = new Date()): InvitationStatus {
+  if (row.status === 'pending' && new Date(row.expires_at).getTime() <= now.getTime()) return 'expired';
+  return row.status;
+}
+
+/** A new one-time token and the hash that is stored. */
+export function newInvitationToken(): { token: string; hash: string } {
+  const token = `inv_${crypto.randomBytes(32).toString('base64url')}`;
+  return { token, hash: hashInvitationToken(token) };
+}
+
+export function hashInvitationToken(token: string): string {
+  return crypto.createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** SERVICE_FRONTEND_BASE_URL + `/invitations/accept?token=…` (keeping the base's path), or null. */
+export function acceptUrl(frontendBaseUrl: string | null, token: string): string | null {
+  if (frontendBaseUrl === null) return null;
+  const url = new URL(frontendBaseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/invitations/accept`;
+  url.search = '';
+  url.searchParams.set('token', token);
+  return url.toString();
+}
+
+/** Where the invitation goes out from: the tenant and the admin who sends it. */
+export interface InvitationContext {
+  tenant: { id: string; name: string; slug: string };
+  /** The sending admin's user id (null for a platform admin who is not a member) and email. */
+  inviter: { userId: string | null; email: string | null; name: string | null };
+  ttlHours: number;
+  frontendBaseUrl: string | null;
+  /** Sends the mail; never throws (see src/mail). */
+  send: (mail: InvitationMail) => Promise<Delivery>;
+}
+
+export interface IssuedInvitation {
+  invitation: InvitationRow;
+  token: string;
+  acceptUrl: string | null;
+}
+
+async function deliver(trx: Transaction, ctx: InvitationContext, row: InvitationRow, token: string): Promise<IssuedInvitation> {
+  const link = acceptUrl(ctx.frontendBaseUrl, token);
+  const delivery = await ctx.send({
+    to: row.email,
+    tenantName: ctx.tenant.name,
+    tenantSlug: ctx.tenant.slug,
+    inviter: ctx.inviter.name ?? ctx.inviter.email,
+    role: row.role,
+    acceptUrl: link,
+    token,
+    expiresAt: new Date(row.expires_at),
+  });
+  const stored = await setDelivery(trx, ctx.tenant.id, row.id, delivery);
+  return { invitation: stored, token, acceptUrl: link };
+}
+
+/**
+ * Invites `email` with `role`. 409 when a member already has that email or a pending
+ * invitation for it exists (a stale pending one past its expiry is marked expired first).
+ * The mail is sent inside the transaction, bounded by the mailer's timeouts; its outcome is
+ * stored as `delivery` and never fails the request.
+ */
+export async function createInvitation(
+  trx: Transaction,
+  origin: EventOrigin,
+  ctx: InvitationContext,
+  input: { email: string; role: 'admin' | 'member' },
+): Promise<IssuedInvitation> {
+  const email = input.email.trim();
+  if (await memberWithEmailExists(trx, ctx.tenant.id, email)) {
+    throw new ApiError('conflict', `A member of this tenant already has the email '${email}'.`);
+  }
+  await expireStalePending(trx, ctx.tenant.id, email);
+  const { token, hash } = newInvitationToken();
+  // A concurrent invitation of the same email hits invitations_one_pending_per_email → 409.
+  const row = await insertInvitation(trx, ctx.tenant.id, {
+    email,
+    role: input.role,
+    tokenHash: hash,
+    ttlHours: ctx.ttlHours,
+    invitedBy: ctx.inviter.userId,
+    invitedByEmail: ctx.inviter.email,
+  });
+  await recordEvent(trx, origin, {
+    action: 'invitation.created',
+    tenantId: ctx.tenant.id,
+    target: { type: 'invitation', id: row.id },
+    // The accept link (not the bare token) so a product's own mailer can send it.
+    data: { invitation: invitationData(row), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
+  });
+  return deliver(trx, ctx, row, token);
+}
+
+const notFound = (id: string) => new ApiError('invitationNotFound', `No invitation with id ${id} in this tenant.`);
+
+/** A new token and expiry for a pending or expired invitation; the old token stops working. */
+export async function resendInvitation(trx: Transaction, origin: EventOrigin, ctx: InvitationContext, id: string): Promise<IssuedInvitation> {
+  const current = await findInvitationForUpdate(trx, ctx.tenant.id, id);
+  if (!current) throw notFound(id);
+  const status = effectiveStatus(current);
+  if (status === 'accepted' || status === 'revoked') {
+    throw new ApiError('conflict', `The invitation is ${status}; only a pending or expired invitation can be resent.`);
+  }
+  if (status === 'expired' && (await memberWithEmailExists(trx, ctx.tenant.id, current.email))) {
+    throw new ApiError('conflict', `A member of this tenant already has the email '${current.email}'.`);
+  }
+  const { token, hash } = newInvitationToken();
+  // Another pending invitation for the same email (made after this one expired) → 409.
+  const row = await renewInvitation(trx, ctx.tenant.id, id, hash, ctx.ttlHours);
+  await recordEvent(trx, origin, {
+    action: 'invitation.resent',
+    tenantId: ctx.tenant.id,
+    target: { type: 'invitation', id: row.id },
+    data: { invitation: invitationData(row), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
+  });
+  return deliver(trx, ctx, row, token);
+}
+
+/** Revokes a pending or expired invitation; a revoked one is returned unchanged. */
+export async function revokeInvitation(trx: Transaction, origin: EventOrigin, tenantId: string, id: string): Promise<InvitationRow> {
+  const current = await findInvitationForUpdate(trx, tenantId, id);
+  if (!current) throw notFound(id);
+  if (current.status === 'revoked') return current;
+  if (current.status === 'accepted') {
+    throw new ApiError('conflict', 'The invitation was already accepted; remove the member instead (DELETE /api/tenant/members/{user_id}).');
+  }
+  const row = await markRevoked(trx, tenantId, id);
+  await recordEvent(trx, origin, { action: 'invitation.revoked', tenantId, target: { type: 'invitation', id }, data: { invitation: invitationData(row) } });
+  return row;
+}
+
+export interface InvitationPage {
+  invitations: InvitationRow[];
+  totalCount: number;
+  nextCursor: string | null;
+}
+
+/** One page of the tenant's invitations, newest first, with the count of every match. */
+export async function listInvitations(
+  trx: Transaction,
+  tenantId: string,
+  opts: { status?: InvitationStatusFilter; limit: number; cursor?: string },
+): Promise<InvitationPage> {
+  const { page, nextCursor } = await pageByCreation((limit, after) => fetchInvitationPage(trx, tenantId, opts.status, limit, after), {
+    limit: opts.limit,
+    cursor: opts.cursor,
+  });
+  return { invitations: page, totalCount: await countInvitations(trx, tenantId, opts.status), nextCursor };
+}
+
+/** Who accepts: the verified caller. */
+export interface Invitee {
+  issuer: string;
+  subject: string;
+  email: string | null;
+  /** true only for true/"true"; null when the claim is absent. */
+  emailVerified: boolean | null;
+  name: string | null;
+}
+
+export interface Acceptance {
+  tenant: TenantRow;
+  member: UserRow;
+  invitation: InvitationRow;
+}
+
+const unknownToken = () => new ApiError('invitationNotFound', 'The invitation does not exist, was already used, or was revoked.');
+
+/**
+ * Accepts an invitation with its token: the caller becomes a member with the invited role.
+ * 404 unknown, used or revoked; 403 when the caller's email claim is not the invited email or
+ * is unverified; 410 expired; 409 already a member. Runs in the invitation's tenant, with the
+ * tenant row locked FOR KEY SHARE and the invitation FOR UPDATE (a token is used once).
+ */
+export async function acceptInvitation(db: Database, origin: EventOrigin, invitee: Invitee, token: string): Promise<Acceptance> {
+  const hash = hashInvitationToken(token);
+  const tenantId = await tenantOfInvitationToken(db, hash);
+  if (tenantId === null) throw unknownToken();
+  return withTenant(db, tenantId, async (trx) => {
+    const tenant = await lockTenantForKeyShare(trx, tenantId);
+    if (!tenant) throw unknownToken();
+    const inv = await findInvitationByTokenForUpdate(trx, tenantId, hash);
+    if (!inv) throw unknownToken(); // resent (new token) or deleted meanwhile
+    const status = effectiveStatus(inv);
+    if (status === 'accepted' || status === 'revoked') throw unknownToken();
+    if (invitee.email === null || invitee.email.trim().toLowerCase() !== inv.email.toLowerCase()) {
+      throw new ApiError('accessDenied', "This invitation was sent to another email address than your token's email claim.");
+    }
+    if (invitee.emailVerified === false) {
+      throw new ApiError('accessDenied', "Your token's email address is not verified (email_verified is not true); verify it with your identity provider first.");
+    }
+    if (status === 'expired') {
+      throw new ApiError('invitationExpired', `The invitation expired on ${new Date(inv.expires_at).toISOString()}; ask an admin of the tenant to resend it.`);
+    }
+    if (await findMemberByIdentity(trx, tenantId, invitee.issuer, invitee.subject)) {
+      throw new ApiError('conflict', `You are already a member of tenant '${tenant.slug}'.`);
+    }
+    const member = await insertMemberIfAbsent(trx, tenantId, {
+      issuer: invitee.issuer,
+      subject: invitee.subject,
+      email: invitee.email,
+      displayName: invitee.name,
+      role: inv.role,
+    });
+    if (!member) throw new ApiError('conflict', `You are already a member of tenant '${tenant.slug}'.`);
+    const invitation = await markAccepted(trx, tenantId, inv.id, member.id);
+    const memberData = { user_id: member.id, issuer: member.issuer, subject: member.subject, email: member.email, display_name: member.display_name, role: member.role };
+    await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData } });
+    await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.id }, data: { member: memberData, invitation_id: inv.id } });
+    return { tenant, member, invitation };
+  });
+}
+
+/** The fields of an invitation an event carries (never its token or token hash). */
+function invitationData(r: InvitationRow): Record<string, unknown> {
+  return {
+    invitation_id: r.id,
+    email: r.email,
+    role: r.role,
+    status: r.status,
+    expires_at: new Date(r.expires_at).toISOString(),
+    invited_by: r.invited_by,
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The operations of openapi.yaml as the server uses them: method, path template, access level
+ * (`x-access`), rate-limit counter (`x-rate-limit`) and whether the operation takes a body.
+ * Read once at boot; a contract that breaks the conventions (an /api operation without either
+ * extension, an unknown access level, one counter declared with two limits) stops the boot.
+ */
+import { loadOpenApiDocument } from '../openapi-document';
+
+export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin'] as const;
+export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+
+/** One rate-limit counter: every operation naming it shares its count per caller. */
+export interface RateLimitCounter {
+  readonly counter: string;
+  readonly limit: number;
+  readonly window: 'minute' | 'hour';
+}
+
+export interface ContractOperation {
+  readonly operationId: string;
+  /** Upper case: GET, POST, … */
+  readonly method: string;
+  /** OpenAPI path template, e.g. `/api/setup/tenant/{tenant_id}`. */
+  readonly path: string;
+  readonly access: AccessLevel;
+  /** Null for operations outside /api (probes, JWKS). */
+  readonly rateLimit: RateLimitCounter | null;
+  /** True when the operation declares a requestBody: only then is a body read. */
+  readonly takesBody: boolean;
+}
+
+/** The counter that also counts /api paths matching no operation (SPEC.md §8's last row). */
+export const FALLBACK_COUNTER = 'api';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+type OperationObject = Record<string, unknown> & { operationId?: string; requestBody?: unknown };
+
+/** True for `/api` and everything under it, in this exact spelling. */
+export function isApiPath(path: string): boolean {
+  return path.startsWith('/api') && (path.length === 4 || path.charCodeAt(4) === 47 /* / */);
+}
+
+function readRateLimit(where: string, raw: unknown): RateLimitCounter {
+  const r = raw as Partial<RateLimitCounter> | undefined;
+  if (!r || typeof r.counter !== 'string' || !Number.isInteger(r.limit) || (r.limit as number) < 1 || (r.window !== 'minute' && r.window !== 'hour')) {
+    throw new Error(`openapi.yaml: ${where} needs x-rate-limit {counter, limit, window: minute|hour}`);
+  }
+  return Object.freeze({ counter: r.counter, limit: r.limit as number, window: r.window });
+}
+
+/** Reads every operation of a parsed OpenAPI document (default: openapi.yaml) and checks the conventions. */
+export function readContractOperations(doc: Record<string, unknown> = loadOpenApiDocument()): readonly ContractOperation[] {
+  const ops: ContractOperation[] = [];
+  const counters = new Map<string, RateLimitCounter>();
+  for (const [path, item] of Object.entries((doc.paths ?? {}) as Record<string, Record<string, OperationObject>>)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const where = `${method.toUpperCase()} ${path} (${op.operationId ?? 'no operationId'})`;
+      if (typeof op.operationId !== 'string') throw new Error(`openapi.yaml: ${where} has no operationId`);
+      const access = op['x-access'];
+      if (!ACCESS_LEVELS.includes(access as AccessLevel)) throw new Error(`openapi.yaml: ${where} needs x-access (${ACCESS_LEVELS.join(' | ')})`);
+      let rateLimit: RateLimitCounter | null = null;
+      if (isApiPath(path)) {
+        rateLimit = readRateLimit(where, op['x-rate-limit']);
+        const seen = counters.get(rateLimit.counter);
+        if (seen && (seen.limit !== rateLimit.limit || seen.window !== rateLimit.window)) {
+          throw new Error(`openapi.yaml: counter '${rateLimit.counter}' has two limits (${where})`);
+        }
+        counters.set(rateLimit.counter, rateLimit);
+      } else if (op['x-rate-limit'] !== undefined) {
+        throw new Error(`openapi.yaml: ${where} is outside /api and must not declare x-rate-limit`);
+      }
+      ops.push(Object.freeze({ operationId: op.operationId, method: method.toUpperCase(), path, access: access as AccessLevel, rateLimit, takesBody: op.requestBody !== undefined }));
+    }
+  }
+  if (!counters.has(FALLBACK_COUNTER)) throw new Error(`openapi.yaml: no operation uses the '${FALLBACK_COUNTER}' counter`);
+  return Object.freeze(ops);
+}
+
+/** Every counter of the contract, once, with the operations that share it. */
+export function rateLimitCounters(ops: readonly ContractOperation[]): ReadonlyMap<string, { rule: RateLimitCounter; operations: ContractOperation[] }> {
+  const out = new Map<string, { rule: RateLimitCounter; operations: ContractOperation[] }>();
+  for (const op of ops) {
+    if (!op.rateLimit) continue;
+    const entry = out.get(op.rateLimit.counter) ?? { rule: op.rateLimit, operations: [] };
+    entry.operations.push(op);
+    out.set(op.rateLimit.counter, entry);
+  }
+  return out;
+}

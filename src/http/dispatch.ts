@@ -1,0 +1,114 @@
+/**
+ * Stage: the operation's handler, with its tenant entered for tenant operations, and the typed
+ * reply written. The table was checked against the contract at boot (`checkOperationTable`).
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import type { AnyHandler, HandlerInput, Reply } from '../handlers/types';
+import { enterTenant, enterTenantOnly } from '../tenancy/enter';
+import { checkTenantAccess } from './access';
+import { observeTenantResolution } from './metrics';
+import type { AuthenticatedContext, RequestContext } from './context';
+import type { ContractOperation } from './contract';
+import { stateOf, type RequestState } from './request-state';
+
+type Run = (ctx: unknown, input: HandlerInput) => Promise<Reply<Record<number, unknown>>>;
+
+/** The handler kinds each access level may be served by. */
+const KINDS_FOR_ACCESS: Record<ContractOperation['access'], ReadonlyArray<AnyHandler['kind']>> = {
+  public: ['public'],
+  caller: ['caller'],
+  platformAdmin: ['caller'],
+  tenantMember: ['tenant', 'tenantEntry'],
+  tenantAdmin: ['tenant', 'tenantEntry'],
+};
+
+/** Boot check (the types already say so): one handler per operation, of a kind its access level fits. */
+export function checkOperationTable(table: Readonly<Record<string, AnyHandler>>, operations: readonly ContractOperation[]): void {
+  const ids = new Set(operations.map((o) => o.operationId));
+  for (const id of Object.keys(table)) if (!ids.has(id)) throw new Error(`handler '${id}' has no operation in openapi.yaml`);
+  for (const op of operations) {
+    const h = table[op.operationId];
+    if (!h) throw new Error(`operation '${op.operationId}' has no handler`);
+    if (!KINDS_FOR_ACCESS[op.access].includes(h.kind)) throw new Error(`handler '${op.operationId}' is '${h.kind}' but x-access is '${op.access}'`);
+  }
+}
+
+/** The RequestContext of a handler; its logger is made only if the handler logs. */
+class HandlerContext implements RequestContext {
+  constructor(
+    private readonly state: RequestState,
+    readonly config: Config,
+    /** The client address (req.ip: X-Forwarded-For only with SERVICE_TRUST_PROXY), for events. */
+    readonly ip: string | null,
+  ) {}
+  get requestId(): string {
+    return this.state.requestId;
+  }
+  get log(): Logger {
+    return this.state.log;
+  }
+  get caller() {
+    return this.state.caller;
+  }
+  get services() {
+    return this.state.services;
+  }
+}
+
+function tenantHeader(req: Request): string | null {
+  const h = req.headers['x-tenant'];
+  return typeof h === 'string' ? h : null;
+}
+
+async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerContext, input: HandlerInput, req: Request): Promise<Reply<Record<number, unknown>>> {
+  const call = handler.run as unknown as Run;
+  switch (handler.kind) {
+    case 'public':
+    case 'caller':
+      return call(ctx, input);
+    case 'tenantEntry': {
+      const entry = await observeTenantResolution(ctx, tenantHeader(req), async (entered) => {
+        const e = await enterTenantOnly(ctx as AuthenticatedContext, tenantHeader(req));
+        entered(e.source);
+        return e;
+      });
+      checkTenantAccess(op, entry);
+      return call(entry, input);
+    }
+    case 'tenant':
+      return observeTenantResolution(ctx, tenantHeader(req), (entered) =>
+        enterTenant(ctx as AuthenticatedContext, tenantHeader(req), (tctx) => {
+          entered(tctx.source);
+          checkTenantAccess(op, tctx);
+          return call(tctx, input);
+        }),
+      );
+  }
+}
+
+export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, config: Config): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const state = stateOf(req);
+      const op = state.operation!;
+      const validated = state.input!;
+      const input: HandlerInput = {
+        url: op.path,
+        body: validated.body,
+        path: validated.path,
+        query: validated.query,
+        headers: req.headers as Record<string, string | undefined>,
+      };
+      const reply = await run(table[op.operationId]!, op, new HandlerContext(state, config, req.ip ?? null), input, req);
+      res.status(reply.status as number);
+      if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
+      if (reply.status === 204 || reply.body === undefined) res.end();
+      else if (typeof reply.body === 'string' && reply.headers?.['Content-Type']?.startsWith('text/')) res.send(reply.body); // GET /metrics
+      else res.json(reply.body);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

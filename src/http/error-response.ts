@@ -1,0 +1,74 @@
+/**
+ * The one error middleware: every failure becomes the documented Error body with the request
+ * id; anything that is not an ApiError (or a known library or database error) is logged and
+ * answered with a plain 500.
+ */
+import crypto from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, mapDatabaseError } from '../errors';
+import { BODY_LIMIT, bodyScanError } from './body';
+import { maybeStateOf } from './request-state';
+
+/** body-parser's errors, the body scan's refusals, then database errors. */
+export function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  // The router answers a malformed percent-escape itself; any other decode of client input that
+  // throws is still the client's bad input, not a server fault.
+  if (err instanceof URIError) return new ApiError('badRequest', 'The request contains a malformed percent-escape (%XX that is not UTF-8).');
+  const e = err as { type?: string };
+  if (e && typeof e === 'object' && typeof e.type === 'string') {
+    switch (e.type) {
+      case 'entity.too.large':
+        return new ApiError('payloadTooLarge', `The body is larger than ${BODY_LIMIT.replace('mb', ' MiB')}.`);
+      case 'entity.parse.failed':
+        return new ApiError('badRequest', 'The body is not valid JSON.');
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return new ApiError('unsupportedMediaType', 'The body must be UTF-8 JSON.');
+      case 'request.aborted':
+      case 'request.size.invalid':
+      case 'stream.encoding.set':
+        return new ApiError('badRequest', 'The body could not be read.');
+      default: {
+        const scanned = bodyScanError(e.type);
+        if (scanned) return scanned;
+      }
+    }
+  }
+  return mapDatabaseError(err);
+}
+
+function hasUnreadBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+export function errorStage(rootLogger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const state = maybeStateOf(req);
+    const requestId = state?.requestId ?? crypto.randomUUID();
+    const apiError = toApiError(err);
+    if (!apiError) {
+      rootLogger.error({ request_id: requestId, err }, 'Unhandled error');
+    } else if (apiError.status >= 500) {
+      rootLogger.warn({ request_id: requestId, err, error: apiError.error }, 'Request failed');
+    }
+    const e = apiError ?? new ApiError('internal', `An unexpected error occurred; quote request id ${requestId} when reporting it.`);
+    if (state) {
+      state.error = e.error;
+      // A 401's reason for the access line: the detail never contains the token.
+      if (e.status === 401) state.reason = e.detail;
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.status(e.status);
+    for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
+    // A refused request whose body was never read: close the connection after the answer
+    // instead of reading (up to 1 MiB of) a body nobody will use.
+    if (!req.complete && hasUnreadBody(req)) res.setHeader('Connection', 'close');
+    if (e.kind === 'unauthorized' && !res.getHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="tenant-service"');
+    res.json(e.toBody(requestId));
+  };
+}

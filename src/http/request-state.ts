@@ -1,0 +1,110 @@
+/**
+ * One typed state object per request, created by the first stage and read by the others
+ * (`stateOf(req)`): no untyped `res.locals`. The first stage also writes the access line when
+ * the response is finished.
+ */
+import crypto from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { Caller } from '../auth/verify';
+import type { ContractOperation } from './contract';
+import type { AppServices } from './services';
+import type { ValidatedInput } from './validate';
+
+export class RequestState {
+  /** Verified caller; null until the token stage verified one (or on unauthenticated paths). */
+  caller: Caller | null = null;
+  /** Why the token was refused; raised after the request has been counted. */
+  authError: unknown = null;
+  /** The matched operation; null for a path that matches none. */
+  operation: ContractOperation | null = null;
+  /** Why no operation matched (answered after the request has been counted). */
+  miss: 'notFound' | 'methodNotAllowed' | null = null;
+  /** A refusal found while matching (a malformed path parameter), raised after counting. */
+  deferredError: Error | null = null;
+  /** Decoded path parameters of the matched operation. */
+  params: Record<string, string> = {};
+  /** The validated, coerced input of the matched operation (the validate stage). */
+  input: ValidatedInput | null = null;
+  /** Set by the error stage: the error string and (for 401s) the reason, for the access line. */
+  error: string | null = null;
+  reason: string | null = null;
+
+  constructor(
+    readonly requestId: string,
+    /** The root logger: stages add `request_id` as a field rather than making a child per request. */
+    readonly logger: Logger,
+    readonly services: AppServices,
+    readonly started: bigint,
+  ) {}
+
+  private child: Logger | null = null;
+
+  /** A logger bound to the request id, made only when a handler or domain function logs. */
+  get log(): Logger {
+    this.child ??= this.logger.child({ request_id: this.requestId });
+    return this.child;
+  }
+}
+
+const STATE = Symbol('tenant-service.request-state');
+type StatefulRequest = Request & { [STATE]?: RequestState };
+
+/** The state of a request that went through `requestStateStage`. */
+export function stateOf(req: Request): RequestState {
+  const state = (req as StatefulRequest)[STATE];
+  if (!state) throw new Error('request state missing: requestStateStage must run first');
+  return state;
+}
+
+/** The state, or undefined for a request that never reached the first stage. */
+export function maybeStateOf(req: Request): RequestState | undefined {
+  return (req as StatefulRequest)[STATE];
+}
+
+/** Attaches a state (the first stage; tests that drive a single stage). */
+export function attachState(req: Request, state: RequestState): void {
+  (req as StatefulRequest)[STATE] = state;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,128}$/;
+/** Probes polled by load balancers and scrapers: their access lines are debug, not info. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Stage: request id (echoed in X-Request-Id), the state object, and the access line on finish. */
+export function requestStateStage(services: AppServices): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    res.setHeader('X-Request-Id', requestId);
+    attachState(req, new RequestState(requestId, services.logger, services, process.hrtime.bigint()));
+    res.on('finish', writeAccessLine);
+    next();
+  };
+}
+
+/** The 'finish' listener (one shared function, `this` is the response): one access line per request. */
+function writeAccessLine(this: Response): void {
+  const req = this.req;
+  const state = maybeStateOf(req);
+  if (!state) return;
+  const ms = Number(process.hrtime.bigint() - state.started) / 1e6;
+  const durationMs = Math.round(ms * 10) / 10;
+  const status = this.statusCode;
+  const operationId = state.operation?.operationId;
+  const line = {
+    request_id: state.requestId,
+    method: req.method,
+    path: req.path,
+    status,
+    duration_ms: durationMs,
+    operation: operationId,
+    subject: state.caller?.subject,
+    ip: req.ip,
+    error: state.error ?? undefined,
+    reason: state.reason ?? undefined,
+  };
+  if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
+  else state.logger.info(line, 'request completed');
+  state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs });
+}

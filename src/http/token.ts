@@ -1,0 +1,26 @@
+/**
+ * Stage: the bearer token, verified for every request that reaches /api (in any spelling). A
+ * failure is only recorded here: it is raised after the request has been counted (per client
+ * address, as there is no verified caller), so token guessing meets the rate limit.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Authenticator, Caller } from '../auth/verify';
+import { stateOf } from './request-state';
+
+function reachesApi(path: string): boolean {
+  return path.length >= 4 && path.slice(0, 4).toLowerCase() === '/api' && (path.length === 4 || path.charCodeAt(4) === 47);
+}
+
+export function tokenStage(authenticator: Authenticator): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!reachesApi(req.path)) return next();
+    authenticator.middleware(req, res, (err?: unknown) => {
+      const state = stateOf(req);
+      // src/auth hands the caller over in res.locals (its express-jwt interface); it is moved
+      // into the typed request state here, the one place that reads it.
+      if (err) state.authError = err;
+      else state.caller = (res.locals.caller as Caller | undefined) ?? null;
+      next();
+    });
+  };
+}
