@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import request from 'supertest';
 import type { AuditReport, AuditViolation } from '../generated/types.gen';
-import { READER_ROLE } from '../src/db/migrations/001-schema';
+import { READER_ROLE } from '../src/db/schema';
 import { auditTenants } from '../src/domain/audit';
 import { createTenantWithSampleData } from '../src/domain/tenants';
 import { startTestApp, type TestApp } from './helpers/app';
@@ -65,6 +65,10 @@ beforeAll(async () => {
     const [g2] = await trx('generations').insert({ tenant_id: bad.id, board_id: crypto.randomUUID(), prompt: 'on a deleted board' }).returning('id');
     planted.genForeignBoard = g1.id;
     planted.genMissingBoard = g2.id;
+    const [inv] = await trx('invitations')
+      .insert({ tenant_id: bad.id, email: 'x@audit.test', token_hash: unique('h'), expires_at: new Date(Date.now() + 3_600_000), invited_by: victimUser.id })
+      .returning('id');
+    planted.invitationByOutsider = inv.id;
     const [p] = await trx('provider_configs').insert({ tenant_id: ghostTenant, provider: 'ghost' }).returning('id');
     planted.ghostProvider = p.id;
   });
@@ -95,7 +99,7 @@ describe('a clean tenant', () => {
     const [tenant] = report.tenants;
     expect(tenant).toMatchObject({ tenant_id: clean.id, slug: clean.slug, violations: [] });
     const counts = await Promise.all(
-      ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions'].map(async (tbl) => {
+      ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations'].map(async (tbl) => {
         const [{ n }] = await ownerConnection()(tbl).where({ tenant_id: clean.id }).count({ n: '*' });
         return [tbl, Number(n)] as const;
       }),
@@ -122,6 +126,7 @@ describe('planted violations', () => {
     expect(pick(vs, 'cross_tenant_user_access', 'boards')).toEqual([planted.boardByOutsider]);
     expect(pick(vs, 'cross_tenant_user_access', 'board_members')).toEqual([`${planted.ownBoard}:${planted.victimUser}`]);
     expect(pick(vs, 'cross_tenant_user_access', 'credit_transactions')).toEqual([planted.creditForOutsider]);
+    expect(pick(vs, 'cross_tenant_user_access', 'invitations')).toEqual([planted.invitationByOutsider]);
     const msg = vs.find((v) => v.check === 'cross_tenant_user_access' && v.table === 'boards')!.message;
     expect(msg).toContain(victim.slug);
     expect(msg).toContain(planted.victimUser);
@@ -131,6 +136,7 @@ describe('planted violations', () => {
     expect(pick(vs, 'orphaned_record', 'generations')).toEqual([planted.genForeignBoard, planted.genMissingBoard].sort());
     expect(pick(vs, 'orphaned_record', 'boards')).toEqual([planted.boardByOutsider]);
     expect(pick(vs, 'orphaned_record', 'credit_transactions')).toEqual([planted.creditForOutsider]);
+    expect(pick(vs, 'orphaned_record', 'invitations')).toEqual([planted.invitationByOutsider]);
     expect(pick(vs, 'orphaned_record', 'board_members')).toEqual([`${planted.ownBoard}:${planted.victimUser}`, `${planted.victimBoard}:${planted.badUser}`].sort());
     const gone = vs.find((v) => v.row_id === planted.genMissingBoard)!;
     expect(gone.message).toMatch(/does not exist/);
@@ -160,7 +166,7 @@ describe('planted violations', () => {
 
   it('counts every violation and nothing in the victim tenant', async () => {
     expect(report.total_violations).toBe(vs.length);
-    expect(vs).toHaveLength(3 + 6 + 2 + 1);
+    expect(vs).toHaveLength(4 + 7 + 2 + 1);
     const v = await audit({ tenant_slug: victim.slug });
     expect(v.tenants[0]!.violations).toEqual([]);
   });
@@ -177,8 +183,30 @@ describe('database configuration (planted in a rolled-back transaction)', () => 
     ).rejects.toBe(ROLLBACK);
   }
 
+  async function withTablesLocked(tables: string[], fn: (trx: import('knex').Knex.Transaction) => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await ownerConnection()
+        .transaction(async (trx) => {
+          await trx.raw(`lock table ${tables.join(', ')} in access exclusive mode nowait`);
+          await fn(trx);
+          throw ROLLBACK;
+        })
+        .then(
+          () => new Error('the transaction committed'),
+          (err: unknown) => err,
+        );
+      if (outcome === ROLLBACK) return;
+      // 55P03 lock_not_available: another suite holds one of the tables; try again shortly.
+      if ((outcome as { code?: string }).code !== '55P03' || attempt >= 400) throw outcome;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
   it('a tenant table without forced or enabled row-level security is a global violation', async () => {
-    await inRolledBack(async (trx) => {
+    // Other suites write these tables concurrently. Waiting for their locks while holding ours
+    // could deadlock with one of them (and the deadlock detector might abort *their*
+    // transaction), so take both locks up front without waiting, and retry while busy.
+    await withTablesLocked(['provider_configs', 'generations'], async (trx) => {
       await trx.raw('alter table provider_configs no force row level security');
       await trx.raw('alter table generations disable row level security');
       await trx.raw(`set local role ${READER_ROLE}`);
