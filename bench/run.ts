@@ -3,7 +3,8 @@
  * rate limits off, loaded with autocannon over loopback. Prints the results and writes them to
  * bench/results.json. Not part of `npm test`: numbers depend on the machine.
  *
- * BENCH_ONLY=pipeline runs only the throughput, reference and 17.1 scenarios.
+ * BENCH_ONLY=pipeline runs only the throughput, reference and 17.1 scenarios; BENCH_ONLY=ratios
+ * only the reference ratios.
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -40,7 +41,9 @@ const MIXED_DURATION_S = Number(process.env.BENCH_MIXED_DURATION ?? 30);
 const CONNECTIONS = 32;
 const RESULTS_FILE = path.resolve(__dirname, '..', '..', 'bench', 'results.json');
 /** BENCH_ONLY=pipeline: only the throughput, reference-ratio and 17.1 scenarios (a quick run). */
-const ONLY_PIPELINE = process.env.BENCH_ONLY === 'pipeline';
+const ONLY_PIPELINE = process.env.BENCH_ONLY === 'pipeline' || process.env.BENCH_ONLY === 'ratios';
+/** BENCH_ONLY=ratios: only the reference-ratio scenario (about two minutes; for profiling). */
+const ONLY_RATIOS = process.env.BENCH_ONLY === 'ratios';
 
 
 interface Latency {
@@ -263,18 +266,21 @@ async function main(): Promise<void> {
     }
     await seedTenants(owner, 1, 998); // + default + bench-co = 1 000 tenants
 
-    const ceil = await load('ceiling: bare express + helmet', `http://127.0.0.1:${ceiling.port}/ping`, {});
-    const throughput = [
-      ceil,
-      await load('GET /api/tenant', `${base}/api/tenant`, member),
-      await load('GET /api/boards', `${base}/api/boards`, member),
-      await load('GET /api/setup/tenants?limit=100', `${base}/api/setup/tenants?limit=100`, admin),
-    ];
-    for (const t of throughput.slice(1)) t.ratio_to_ceiling = Math.round((t.requests_per_s / ceil.requests_per_s) * 1000) / 1000;
+    const throughput: Throughput[] = [];
+    if (!ONLY_RATIOS) {
+      const ceil = await load('ceiling: bare express + helmet', `http://127.0.0.1:${ceiling.port}/ping`, {});
+      throughput.push(
+        ceil,
+        await load('GET /api/tenant', `${base}/api/tenant`, member),
+        await load('GET /api/boards', `${base}/api/boards`, member),
+        await load('GET /api/setup/tenants?limit=100', `${base}/api/setup/tenants?limit=100`, admin),
+      );
+      for (const t of throughput.slice(1)) t.ratio_to_ceiling = Math.round((t.requests_per_s / ceil.requests_per_s) * 1000) / 1000;
+    }
 
     const ctx: BenchContext = { log, startWorker: (kind) => startWorker(kind, serviceEnv), load, serviceUrl: base, serviceEnv, member };
     const reference = await pipelineRatios(ctx);
-    const anonymousBodies = await bodyAttack(ctx);
+    const anonymousBodies = ONLY_RATIOS ? null : await bodyAttack(ctx);
     if (ONLY_PIPELINE) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, anonymous_bodies_17_1: anonymousBodies };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

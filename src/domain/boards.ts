@@ -3,14 +3,14 @@
  * transaction, so row-level security confines it to that tenant whatever the query says.
  */
 import { BoardMemberRow, BoardRow, GenerationRow } from '../db/models';
-import { fetchKeysetRows } from '../db/queries/keyset-page';
+import { boardsPage, type BoardFields } from '../db/queries/boards-page';
 import type { Transaction } from '../db/tenant-scope';
 import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
 
 /** One page of the tenant's boards, oldest first. */
-export async function listBoards(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardRow[]; nextCursor: string | null }> {
-  const { page, nextCursor } = await pageByCreation((limit, after) => fetchKeysetRows(BoardRow.query(trx).where({ tenant_id: tenantId }), limit, after), opts);
+export async function listBoards(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardFields[]; nextCursor: string | null }> {
+  const { page, nextCursor } = await pageByCreation((limit, after) => boardsPage(trx, tenantId, limit, after), opts);
   return { boards: page, nextCursor };
 }
 

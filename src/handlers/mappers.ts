@@ -3,6 +3,7 @@
  */
 import type { Board, BoardDetail, Generation, Member, Tenant } from '../../generated/types.gen';
 import type { BoardRow, GenerationRow, TenantRow, UserRow } from '../db/models';
+import type { BoardFields } from '../db/queries/boards-page';
 import type { Membership, ResolvedTenant } from '../http/context';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
@@ -41,7 +42,7 @@ export function toMember(u: UserRow | Membership): Member {
   return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role, created_at: iso(u.created_at) };
 }
 
-export function toBoard(b: BoardRow): Board {
+export function toBoard(b: BoardFields): Board {
   return { board_id: b.id, name: b.name, description: b.description, created_by: b.created_by, created_at: iso(b.created_at) };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { APP_ROLE } from '../schema';
+import { runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
 
 export interface EnterTenantParams {
   /** The tenant's slug; null with `tenantId` null means the default tenant (single-tenant mode). */
@@ -66,46 +67,28 @@ function checkedRow(rows: EnterTenantRow[]): EnterTenantRow | null {
 }
 
 /**
- * Runs `app_enter_tenant` as the first statement of `trx`; null when no tenant matches. Given
- * the pool instead of a transaction, it is one autocommit statement (a single round trip) whose
- * role and tenant settings end with it.
- */
-export async function enterTenantQuery(trx: Knex | Knex.Transaction, p: EnterTenantParams): Promise<EnterTenantRow | null> {
-  const result = await trx.raw<{ rows: EnterTenantRow[] }>(SQL.replace(/\$\d/g, '?'), values(p) as Knex.RawBinding[]);
-  return checkedRow(result.rows);
-}
-
-interface PooledPgClient {
-  query(config: { text: string; values: unknown[] }): Promise<{ rows: EnterTenantRow[] }>;
-}
-interface KnexPgClient {
-  acquireConnection(): Promise<PooledPgClient>;
-  releaseConnection(connection: PooledPgClient): Promise<unknown>;
-}
-
-/**
  * The single-round-trip path (GET /api/tenant): the same statement alone on a pooled connection
  * (same role setting, same statement timeout), without knex's query builder and without
  * BEGIN/COMMIT. The statement is its own transaction; its role and app.tenant_id end with it.
  */
 export async function enterTenantOnce(db: Knex, p: EnterTenantParams): Promise<EnterTenantRow | null> {
-  const client = db.client as unknown as KnexPgClient;
+  const client = db.client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
   const connection = await client.acquireConnection();
   try {
-    return checkedRow((await connection.query({ text: SQL, values: values(p) })).rows);
+    return checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p)));
   } finally {
     await client.releaseConnection(connection);
   }
 }
 
 /**
- * Opens the request's transaction and runs `enterTenantQuery` as its first statement, then
- * `fn` with the row (null when no tenant matched) inside the same transaction.
+ * Opens the request's transaction (src/db/request-transaction.ts) and runs the statement as its
+ * first, then `fn` with the row (null when no tenant matched) inside the same transaction.
  */
 export async function withEnteredTenant<T>(
   db: Knex,
   p: EnterTenantParams,
   fn: (row: EnterTenantRow | null, trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
-  return db.transaction(async (trx) => fn(await enterTenantQuery(trx, p), trx));
+  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p))), fn);
 }

@@ -1,0 +1,127 @@
+/**
+ * The request transaction (src/db/request-transaction.ts): BEGIN, the entering statement, the
+ * handler's statements and COMMIT on one pooled connection driven through pg, with a knex
+ * instance bound to it for the models. What knex's own transactions guarantee must hold here
+ * too: commit on success, rollback on any throw, savepoints, no statement on a connection after
+ * its transaction ended (it may already serve another request), and a broken connection never
+ * returns to the pool.
+ */
+import type { Knex } from 'knex';
+import { openDatabase } from '../src/db/database';
+import { BoardRow } from '../src/db/models';
+import { queryRows, runStatement, withRequestTransaction } from '../src/db/request-transaction';
+import { withSavepoint } from '../src/db/tenant-scope';
+import { testRuntimeDatabaseUrl } from './helpers/app';
+import { closeOwnerConnection, createTenant, ownerConnection, unique } from './factories';
+
+let db: Knex;
+let tenantId: string;
+beforeAll(async () => {
+  // One connection: every transaction below reuses it, so leftovers of one would show in the next.
+  db = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1 });
+  tenantId = (await createTenant()).id;
+});
+afterAll(async () => {
+  await db.destroy();
+  await closeOwnerConnection();
+});
+
+/** A request transaction entered into the test tenant (what app_enter_tenant sets). */
+function inTenant<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return withRequestTransaction(
+    db,
+    (connection) => runStatement(connection, "select set_config('app.tenant_id', $1, true)", [tenantId]),
+    (_first, trx) => fn(trx),
+  );
+}
+
+const boardsNamed = async (name: string) => (await ownerConnection()('boards').where({ tenant_id: tenantId, name })).length;
+const insertBoard = (trx: Knex.Transaction, name: string) => BoardRow.query(trx).insert({ tenant_id: tenantId, name, description: null, created_by: null });
+
+it('commits what the models and plain statements wrote when the function resolves', async () => {
+  const name = unique('committed');
+  const seen = await inTenant(async (trx) => {
+    await insertBoard(trx, name);
+    return queryRows<{ name: string }>(trx, 'select name from boards where name = $1', [name]);
+  });
+  expect(seen).toEqual([{ name }]);
+  expect(await boardsNamed(name)).toBe(1);
+});
+
+it('rolls back everything when the function throws, and leaves no tenant setting on the connection', async () => {
+  const name = unique('rolled-back');
+  const failure = new Error('handler failed');
+  await expect(
+    inTenant(async (trx) => {
+      await insertBoard(trx, name);
+      throw failure;
+    }),
+  ).rejects.toBe(failure);
+  expect(await boardsNamed(name)).toBe(0);
+  // The same (only) pooled connection, outside any request transaction.
+  const [setting] = await db.raw<{ rows: Array<{ t: string | null }> }>("select nullif(current_setting('app.tenant_id', true), '') as t").then((r) => r.rows);
+  expect(setting!.t).toBeNull();
+});
+
+it('refuses any statement on the transaction after it ended, so nothing runs on a pooled connection', async () => {
+  const name = unique('late');
+  let leaked: Knex.Transaction | null = null;
+  await inTenant(async (trx) => {
+    leaked = trx;
+  });
+  await expect(insertBoard(leaked!, name)).rejects.toThrow(/already ended/);
+  await expect(queryRows(leaked!, 'select 1', [])).rejects.toThrow(/already ended/);
+  await expect(leaked!.raw('select 1')).rejects.toThrow(/already ended/);
+  expect(await boardsNamed(name)).toBe(0);
+});
+
+it('refuses commit and rollback by hand (the pipeline ends the transaction)', async () => {
+  await inTenant(async (trx) => {
+    await expect(trx.commit()).rejects.toThrow(/committed by the pipeline/);
+    await expect(trx.rollback()).rejects.toThrow(/rolled back by the pipeline/);
+  });
+});
+
+it('rolls back a failed savepoint only, and commits the rest', async () => {
+  const kept = unique('kept');
+  const undone = unique('undone');
+  await inTenant(async (trx) => {
+    await insertBoard(trx, kept);
+    await expect(
+      withSavepoint(trx, async (sp) => {
+        await insertBoard(sp, undone);
+        throw new Error('inner');
+      }),
+    ).rejects.toThrow('inner');
+    expect(await queryRows(trx, 'select 1 from boards where name = $1', [undone])).toEqual([]);
+  });
+  expect(await boardsNamed(kept)).toBe(1);
+  expect(await boardsNamed(undone)).toBe(0);
+});
+
+it('destroys a connection whose server went away mid-transaction, and the pool goes on', async () => {
+  const name = unique('orphan');
+  await expect(
+    inTenant(async (trx) => {
+      await insertBoard(trx, name);
+      const [{ pid }] = (await queryRows<{ pid: number }>(trx, 'select pg_backend_pid() as pid', [])) as [{ pid: number }];
+      await ownerConnection().raw('select pg_terminate_backend(?)', [pid]);
+      await queryRows(trx, 'select 1', []);
+    }),
+  ).rejects.toThrow();
+  expect(await boardsNamed(name)).toBe(0);
+  // The next request gets a working connection (the broken one was not handed out again).
+  const again = unique('after');
+  await inTenant((trx) => insertBoard(trx, again));
+  expect(await boardsNamed(again)).toBe(1);
+});
+
+it('queryRows runs only on an open transaction, never on the pool', async () => {
+  await expect(queryRows(db as unknown as Knex.Transaction, 'select 1', [])).rejects.toThrow(/open transaction/);
+  // On a knex transaction it runs on that transaction's connection.
+  const rows = await db.transaction(async (trx) => {
+    await trx.raw("select set_config('app.probe', 'inside', true)");
+    return queryRows<{ v: string }>(trx, "select current_setting('app.probe') as v", []);
+  });
+  expect(rows).toEqual([{ v: 'inside' }]);
+});
