@@ -22,6 +22,7 @@ import { checkOperationTable, dispatchStage } from './http/dispatch';
 import { createDocsRouter, docsStage } from './http/docs';
 import { errorStage } from './http/error-response';
 import { gateStage, matchStage } from './http/match';
+import { pipeline } from './http/pipeline';
 import { requestStateStage } from './http/request-state';
 import { Router } from './http/router';
 import type { AppServices } from './http/services';
@@ -45,18 +46,25 @@ export async function createApp(config: Config, services: AppServices): Promise<
   app.set('query parser', 'simple');
   app.set('case sensitive routing', true);
 
-  app.use(helmet());
-  app.use(requestStateStage(services));
-  app.use(tenantHeaderStage());
-  app.use(docsStage(createDocsRouter(config)));
-  app.use(tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)));
-  app.use(matchStage(new Router(operations)));
-  if (services.rateLimiter) app.use(services.rateLimiter.middleware);
-  app.use(gateStage());
-  app.use(bodyStage());
-  app.use(validateStage(validatorsFor));
-  app.use(accessStage());
-  app.use(dispatchStage(table, config));
-  app.use(errorStage(services.logger));
+  // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
+  app.use(
+    pipeline(
+      [
+        helmet(),
+        requestStateStage(services),
+        tenantHeaderStage(),
+        docsStage(createDocsRouter(config)),
+        tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)),
+        matchStage(new Router(operations)),
+        ...(services.rateLimiter ? [services.rateLimiter.middleware] : []),
+        gateStage(),
+        bodyStage(),
+        validateStage(validatorsFor),
+        accessStage(),
+        dispatchStage(table, config),
+      ],
+      errorStage(services.logger),
+    ),
+  );
   return app;
 }

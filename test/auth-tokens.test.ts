@@ -100,6 +100,13 @@ describe('local provider', () => {
   });
   it('an unknown crit header parameter (RFC 7515 §4.1.11)', () =>
     expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: ['exp-ext'], 'exp-ext': 1 } as unknown as jwt.JwtHeader })));
+  it('a crit header parameter whose name is written with a JSON escape (\\u0063rit)', async () => {
+    const header = Buffer.from(`{"alg":"RS256","typ":"JWT","kid":"${keys().kid}","\\u0063rit":["exp-ext"],"exp-ext":1}`).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ sub: unique('crit'), tenant: tenantSlug, iss: LOCAL_ISSUER, exp: now() + 300 })).toString('base64url');
+    const sig = crypto.sign('sha256', Buffer.from(`${header}.${payload}`), keys().privateKey).toString('base64url');
+    const r = await expect401(t, `${header}.${payload}.${sig}`);
+    expect(r.body.detail).toMatch(/critical header parameter/);
+  });
   it('an empty crit list', () => expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: [] } as unknown as jwt.JwtHeader })));
   // issue 17 item 4: identity claims PostgreSQL can index
   it('sub over 1024 UTF-8 bytes', async () => {

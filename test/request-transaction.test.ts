@@ -112,7 +112,7 @@ it('destroys a connection whose server went away mid-transaction, and the pool g
   expect(await boardsNamed(name)).toBe(0);
   // The next request gets a working connection (the broken one was not handed out again).
   const again = unique('after');
-  await inTenant((trx) => insertBoard(trx, again));
+  await inTenant(async (trx) => insertBoard(trx, again));
   expect(await boardsNamed(again)).toBe(1);
 });
 
