@@ -50,6 +50,11 @@ export default tseslint.config(
           selector: "CallExpression[callee.name=/^(db|trx|knex)$/], CallExpression[callee.property.name=/^(db|trx|knex)$/]",
           message: 'Query through a model (src/db/models.ts) or a named query (src/db/queries), not the knex builder.',
         },
+        {
+          // Request state travels in one typed object (issue 13).
+          selector: "MemberExpression[property.name='locals']",
+          message: 'Keep request state in the typed RequestState (src/http/request-state.ts), not res.locals.',
+        },
       ],
     },
   },

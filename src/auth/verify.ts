@@ -6,7 +6,7 @@
  * identity provider whose keys cannot be fetched is a 503 with Retry-After.
  */
 import crypto from 'node:crypto';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { expressjwt, type GetVerificationKey } from 'express-jwt';
 import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
@@ -45,8 +45,11 @@ export interface AuthenticatorOptions {
 }
 
 export interface Authenticator {
-  /** Verifies the bearer token and sets `res.locals.caller`; 401 ApiError otherwise. */
-  readonly middleware: RequestHandler;
+  /**
+   * Verifies the request's bearer token: `done(null, caller)`, or `done(error)` with a 401
+   * ApiError (or a 503 when the keys cannot be fetched).
+   */
+  readonly authenticate: (req: Request, res: Response, done: (err: unknown, caller?: Caller) => void) => void;
 }
 
 /** Builds the token verifier of the configured provider. */
@@ -96,7 +99,7 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
     getToken: bearerToken,
   });
 
-  const middleware: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+  const authenticate: Authenticator['authenticate'] = (req, res, next) => {
     // RFC 7515 §4.1.11: a recipient that does not understand every `crit` extension must
     // reject the token. This verifier understands none, so any `crit` is refused (before any key
     // is looked up).
@@ -119,11 +122,10 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       if (typeof claims.iss === 'string' && Buffer.byteLength(claims.iss, 'utf8') > MAX_IDENTITY_CLAIM_BYTES) {
         return next(invalid(`The token's issuer (iss) is longer than ${MAX_IDENTITY_CLAIM_BYTES} bytes.`));
       }
-      res.locals.caller = toCaller(claims, config, defaultIssuer);
-      next();
+      next(null, toCaller(claims, config, defaultIssuer));
     });
   };
-  return { middleware };
+  return { authenticate };
 }
 
 function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer: string): Caller {

@@ -4,7 +4,7 @@
  * address, as there is no verified caller), so token guessing meets the rate limit.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Authenticator, Caller } from '../auth/verify';
+import type { Authenticator } from '../auth/verify';
 import { stateOf } from './request-state';
 
 function reachesApi(path: string): boolean {
@@ -14,12 +14,10 @@ function reachesApi(path: string): boolean {
 export function tokenStage(authenticator: Authenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!reachesApi(req.path)) return next();
-    authenticator.middleware(req, res, (err?: unknown) => {
+    authenticator.authenticate(req, res, (err, caller) => {
       const state = stateOf(req);
-      // src/auth hands the caller over in res.locals (its express-jwt interface); it is moved
-      // into the typed request state here, the one place that reads it.
       if (err) state.authError = err;
-      else state.caller = (res.locals.caller as Caller | undefined) ?? null;
+      else state.caller = caller ?? null;
       next();
     });
   };
