@@ -59,7 +59,7 @@ describe('the table', () => {
         ['setup-create', 10, 'hour', 'POST /api/setup/tenant'],
         ['setup-delete', 5, 'hour', 'DELETE /api/setup/tenant/*'],
         ['register', 3, 'hour', 'POST /api/tenants/register'],
-        ['invitations', 50, 'hour', 'POST /api/tenant/*'],
+        ['invitations', 50, 'hour', 'POST /api/tenant/invitations and /api/tenant/invitations/*'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
       ].sort(),

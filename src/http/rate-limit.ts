@@ -63,6 +63,9 @@ function describeScope(name: string, ops: readonly ContractOperation[]): string 
     while (i < prefix.length && i < op.path.length && prefix[i] === op.path[i]) i++;
     prefix = prefix.slice(0, i);
   }
+  // One path and the paths below it (POST /api/tenant/invitations and …/{id}/resend).
+  const below = !prefix.includes('{') && ops.some((o) => o.path === prefix) && ops.every((o) => o.path === prefix || o.path[prefix.length] === '/');
+  if (below && ops.length > 1) return `${methods} ${prefix} and ${prefix}/*`;
   const wildcard = ops.length > 1 || prefix.includes('{');
   if (!wildcard) return `${methods} ${prefix}`;
   const cut = prefix.includes('{') ? prefix.indexOf('{') : prefix.lastIndexOf('/') + 1;
