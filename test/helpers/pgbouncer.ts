@@ -84,7 +84,8 @@ pidfile = ${path.join(dir, 'pgbouncer.pid')}
         const exited = new Promise((r) => child.once('exit', r));
         if (pid) process.kill(pid, 'SIGTERM');
         else child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        // unref: a timer left behind would keep jest's process alive after the run.
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
         if (child.exitCode === null) child.kill('SIGKILL');
       }
       fs.rmSync(dir, { recursive: true, force: true });
