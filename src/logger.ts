@@ -14,6 +14,21 @@ function stdoutDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: false });
 }
 
+const CENSOR = '[redacted]';
+
+/** A line's fields with any `<field>.password` replaced by the censor (the input is not changed). */
+export function redactNestedPasswords(fields: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | null = null;
+  for (const key in fields) {
+    const value = fields[key];
+    if (value !== null && typeof value === 'object' && !(value instanceof Error) && Object.prototype.hasOwnProperty.call(value, 'password')) {
+      out ??= { ...fields };
+      out[key] = Array.isArray(value) ? Object.assign([...value], { password: CENSOR }) : { ...(value as object), password: CENSOR };
+    }
+  }
+  return out ?? fields;
+}
+
 /** Creates the root logger (JSON lines on stdout unless another destination is given). */
 export function createLogger(level: LogLevel, destination: DestinationStream = stdoutDestination()): Logger {
   return pino(
@@ -23,9 +38,12 @@ export function createLogger(level: LogLevel, destination: DestinationStream = s
       base: { service: 'tenant-service' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['headers.authorization', 'req.headers.authorization', 'authorization', 'token', 'password', '*.password', 'secret'],
+        paths: ['headers.authorization', 'req.headers.authorization', 'authorization', 'token', 'password', 'secret'],
         censor: '[redacted]',
       },
+      // `password` one level down (what the path `*.password` would redact): pino's wildcard
+      // redaction costs ~3 µs on every line, this check a few comparisons on flat lines.
+      formatters: { log: redactNestedPasswords },
       serializers: { err: pino.stdSerializers.err },
     },
     destination,

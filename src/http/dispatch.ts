@@ -101,7 +101,7 @@ export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, confi
         query: validated.query,
         headers: req.headers as Record<string, string | undefined>,
       };
-      const reply = await run(table[op.operationId]!, op, new HandlerContext(state, config, req.ip ?? null), input, req);
+      const reply = await run(table[op.operationId]!, op, new HandlerContext(state, config, state.clientIp(req)), input, req);
       res.status(reply.status as number);
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
       if (reply.status === 204 || reply.body === undefined) res.end();

@@ -106,10 +106,11 @@ const RECONNECT_MAX_DELAY_MS = 3_000;
 
 /** The counter key: the verified caller (issuer + subject), else the client address. */
 function keyFor(req: Request): string {
-  const caller = stateOf(req).caller;
-  if (caller) return `caller:${JSON.stringify([caller.issuer, caller.subject])}`;
+  const state = stateOf(req);
+  if (state.caller) return `caller:${JSON.stringify([state.caller.issuer, state.caller.subject])}`;
   // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
-  return req.ip ? `ip:${ipKeyGenerator(req.ip)}` : 'ip:unknown';
+  const ip = state.clientIp(req);
+  return ip ? `ip:${ipKeyGenerator(ip)}` : 'ip:unknown';
 }
 
 /**

@@ -39,6 +39,13 @@ export class RequestState {
   ) {}
 
   private child: Logger | null = null;
+  private address: string | null | undefined = undefined;
+
+  /** The client address (express's req.ip, which follows `trust proxy`), computed once. */
+  clientIp(req: Request): string | null {
+    if (this.address === undefined) this.address = req.ip ?? null;
+    return this.address;
+  }
 
   /** A logger bound to the request id, made only when a handler or domain function logs. */
   get log(): Logger {
@@ -100,7 +107,7 @@ function writeAccessLine(this: Response): void {
     duration_ms: durationMs,
     operation: operationId,
     subject: state.caller?.subject,
-    ip: req.ip,
+    ip: state.clientIp(req) ?? undefined,
     error: state.error ?? undefined,
     reason: state.reason ?? undefined,
   };
