@@ -2,7 +2,8 @@
  * Issue 13's measure: GET /api/tenant and GET /api/boards as ratios to hand-written references
  * (bench/reference-server.ts) on the same database with the same token, in the same run. Each
  * server runs in its own process. The machine is shared, so reference and service alternate in
- * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5); the req/s
+ * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5), after a
+ * warm-up of each server on each path (BENCH_RATIO_WARMUP s, default 3, not counted); the req/s
  * and p99 ratios are the median of the per-round ratios (a burst of load elsewhere spoils one
  * round, not the result), and the CPU time each server spent per request is reported beside
  * them, as it depends much less on what else the machine is doing.
@@ -12,6 +13,7 @@ import type { BenchContext, Throughput } from './types';
 
 const ROUNDS = Number(process.env.BENCH_RATIO_ROUNDS ?? 4);
 const ROUND_S = Number(process.env.BENCH_RATIO_DURATION ?? 5);
+const WARMUP_S = Number(process.env.BENCH_RATIO_WARMUP ?? 3);
 const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : 0);
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -57,6 +59,11 @@ export async function pipelineRatios(ctx: BenchContext) {
   const [service, refTenant, refBoards] = servers;
   const runs: Record<'refTenant' | 'tenant' | 'refBoards' | 'boards', Run[]> = { refTenant: [], tenant: [], refBoards: [], boards: [] };
   try {
+    // Every process starts cold: without a warm-up, the first round measures V8's JIT
+    // compiling the service's larger code path more than it measures the service.
+    for (const [server, path] of [[refTenant, '/api/tenant'], [service, '/api/tenant'], [refBoards, '/api/boards'], [service, '/api/boards']] as const) {
+      await ctx.load(`warm-up (not counted): ${path}`, `http://127.0.0.1:${server.port}${path}`, ctx.member, { duration: WARMUP_S });
+    }
     for (let round = 1; round <= ROUNDS; round++) {
       runs.refTenant.push(await measured(ctx, refTenant, `reference: app_enter_tenant per request (round ${round})`, '/api/tenant'));
       runs.tenant.push(await measured(ctx, service, `GET /api/tenant (service process, round ${round})`, '/api/tenant'));
