@@ -28,6 +28,8 @@ export interface Config {
   readonly oidcIssuer: string | null;
   readonly jwtIssuer: string | null;
   readonly jwtAudience: string | null;
+  /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 turns it off. */
+  readonly jwtCacheSize: number;
   readonly adminRole: string;
   readonly adminRoleClaim: string;
   readonly defaultTenantSlug: string;
@@ -161,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
   const oidcIssuer = url('SERVICE_OIDC_ISSUER', ['http:', 'https:']);
   const jwtIssuer = str('SERVICE_JWT_ISSUER');
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
+  const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 10_000;
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');
@@ -256,6 +259,7 @@ export function loadConfig(env: Env = process.env): Config {
     oidcIssuer,
     jwtIssuer,
     jwtAudience,
+    jwtCacheSize,
     adminRole,
     adminRoleClaim,
     defaultTenantSlug,

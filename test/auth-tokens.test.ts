@@ -52,6 +52,24 @@ describe('local provider', () => {
     return jwt.sign(claims, keys().privateKey, options);
   };
 
+  // src/auth/token-cache.ts: a token verified once is remembered, but never past its validity.
+  it('a remembered token is refused the moment it expires (exp + 30 s tolerance)', async () => {
+    const exp = now() - 29; // valid for about one more second, thanks to the tolerance
+    const token = sign({ sub: unique('expiring'), tenant: tenantSlug, exp });
+    await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${token}`).expect(200);
+    await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${token}`).expect(200); // from the cache
+    while (now() < exp + 30) await new Promise((r) => setTimeout(r, 100));
+    const r = await expect401(t, token);
+    expect(r.body.detail).toMatch(/expired/);
+  });
+
+  it('a remembered token does not vouch for another text (one changed signature byte)', async () => {
+    const token = sign({ sub: unique('cached'), tenant: tenantSlug });
+    await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${token}`).expect(200);
+    const last = token.slice(-1);
+    await expect401(t, `${token.slice(0, -1)}${last === 'A' ? 'B' : 'A'}`);
+  });
+
   it('accepts a good token (control)', async () => {
     const sub = unique('ok');
     const r = await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${sign({ sub, tenant: tenantSlug })}`);
@@ -302,6 +320,27 @@ describe('jwks provider: rotation and outages (own JWKS server, short cooldown)'
     idp.setDown(true);
     await sleep(COOLDOWN_MS + 50);
     await get(token).expect(200);
+  });
+
+  it('a remembered token stops working once its key is withdrawn from the JWKS (periodic refresh)', async () => {
+    const fast = await startTestApp(env(), { authOptions: { jwks: { cooldownMs: COOLDOWN_MS, refreshMs: 200 } } });
+    try {
+      const token = idp.sign({ sub: unique('withdrawn'), tenant: tenantSlug }, { issuer: idp.issuer });
+      const call = () => request(fast.app).get('/api/tenant').set('Authorization', `Bearer ${token}`);
+      await call().expect(200);
+      await call().expect(200); // remembered
+      // The identity provider rotates and withdraws the old key (e.g. it leaked).
+      idp.rotate();
+      idp.withdraw(idp.kid);
+      let status = 200;
+      for (let i = 0; i < 100 && status === 200; i++) {
+        await sleep(100);
+        status = (await call()).status;
+      }
+      expect(status).toBe(401);
+    } finally {
+      await fast.close();
+    }
   });
 
   it('JWKS server gone entirely: 503, not 401', async () => {

@@ -50,6 +50,10 @@ const MAX_JWKS_BYTES = 512 * 1024;
 export interface JwksCache {
   /** The verification key of `kid` (or the only key when the token has no kid). */
   getKey(kid: string | undefined): Promise<crypto.KeyObject>;
+  /** Counts the successful fetches: a token verified under another generation must be checked again. */
+  generation(): number;
+  /** Starts the periodic refresh when it is due (what getKey does first), for callers that skip getKey. */
+  maintain(): void;
 }
 
 export function createJwksCache(jwksUri: string | (() => Promise<string>), opts: JwksCacheOptions = {}): JwksCache {
@@ -62,6 +66,7 @@ export function createJwksCache(jwksUri: string | (() => Promise<string>), opts:
   let attemptedAt = Number.NEGATIVE_INFINITY; // start of the last fetch, successful or not
   let lastError: unknown = null; // the last fetch's failure, null after a success
   let inFlight: Promise<void> | null = null;
+  let generation = 0;
 
   const fetchKeys = async (): Promise<void> => {
     const uri = typeof jwksUri === 'string' ? jwksUri : await jwksUri();
@@ -83,6 +88,7 @@ export function createJwksCache(jwksUri: string | (() => Promise<string>), opts:
       }
     }
     keys = next;
+    generation++;
     loadedAt = Date.now();
   };
 
@@ -112,10 +118,16 @@ export function createJwksCache(jwksUri: string | (() => Promise<string>), opts:
     return new JwksUnavailableError('The identity provider\u2019s keys could not be fetched.', Number.isFinite(wait) ? wait : 1, lastError);
   };
 
+  const maintain = () => {
+    // Periodic refresh: in the background while the cache answers.
+    if (loadedAt !== 0 && Date.now() - loadedAt > refreshMs && !inFlight) void refresh();
+  };
+
   return {
+    generation: () => generation,
+    maintain,
     async getKey(kid) {
-      // Periodic refresh: in the background while the cache answers.
-      if (loadedAt !== 0 && Date.now() - loadedAt > refreshMs && !inFlight) void refresh();
+      maintain();
       const cached = lookup(kid);
       if (cached) return cached;
       if (inFlight) {

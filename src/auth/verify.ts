@@ -14,6 +14,7 @@ import { ApiError } from '../errors';
 import { readClaim } from '../tenancy/resolve';
 import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
+import { VerifiedTokenCache } from './token-cache';
 
 /** The verified caller of a request. */
 export interface Caller {
@@ -52,10 +53,19 @@ export interface Authenticator {
   readonly authenticate: (req: Request, res: Response, done: (err: unknown, caller?: Caller) => void) => void;
 }
 
+/** What the token cache needs of the verification keys (src/auth/jwks-cache.ts). */
+interface KeySet {
+  generation(): number;
+  maintain(): void;
+}
+const FIXED_KEYS: KeySet = { generation: () => 0, maintain: () => undefined };
+
 /** Builds the token verifier of the configured provider. */
 export function createAuthenticator(config: Config, localKeys: LocalKeys | null, opts: AuthenticatorOptions = {}): Authenticator {
   let secret: GetVerificationKey | jwt.Secret;
   let algorithms: string[];
+  // The keys tokens are checked with: fixed for `local` and `jwt`, fetched for `jwks` and `oidc`.
+  let keys: KeySet = FIXED_KEYS;
   let issuer: string | undefined = config.jwtIssuer ?? undefined;
   let defaultIssuer: string;
 
@@ -75,12 +85,12 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       defaultIssuer = HS256_DEFAULT_ISSUER;
       break;
     case 'jwks':
-      secret = jwksSecret(config.jwksUri!, opts.jwks);
+      ({ secret, keys } = jwksSecret(config.jwksUri!, opts.jwks));
       algorithms = [...ASYMMETRIC];
       defaultIssuer = config.jwksUri!;
       break;
     case 'oidc': {
-      secret = oidcSecret(config.oidcIssuer!, opts.jwks);
+      ({ secret, keys } = oidcSecret(config.oidcIssuer!, opts.jwks));
       algorithms = [...ASYMMETRIC];
       issuer ??= config.oidcIssuer!;
       defaultIssuer = config.oidcIssuer!;
@@ -99,7 +109,17 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
     getToken: bearerToken,
   });
 
+  const tokens = new VerifiedTokenCache(config.jwtCacheSize, CLOCK_TOLERANCE_S);
   const authenticate: Authenticator['authenticate'] = (req, res, next) => {
+    const token = presentedToken(req);
+    if (token !== null) {
+      const known = tokens.get(token, keys.generation());
+      if (known) {
+        keys.maintain();
+        return next(null, known);
+      }
+    }
+    const generation = keys.generation();
     // RFC 7515 §4.1.11: a recipient that does not understand every `crit` extension must
     // reject the token. This verifier understands none, so any `crit` is refused (before any key
     // is looked up).
@@ -122,7 +142,9 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       if (typeof claims.iss === 'string' && Buffer.byteLength(claims.iss, 'utf8') > MAX_IDENTITY_CLAIM_BYTES) {
         return next(invalid(`The token's issuer (iss) is longer than ${MAX_IDENTITY_CLAIM_BYTES} bytes.`));
       }
-      next(null, toCaller(claims, config, defaultIssuer));
+      const caller = toCaller(claims, config, defaultIssuer);
+      if (token !== null) tokens.set(token, caller, claims.exp, generation);
+      next(null, caller);
     });
   };
   return { authenticate };
@@ -142,6 +164,15 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
     isPlatformAdmin,
     claims: Object.freeze({ ...claims }),
   });
+}
+
+/** The bearer token of a well-formed Authorization header, else null (the verifier says why). */
+function presentedToken(req: Request): string | null {
+  try {
+    return bearerToken(req) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** `Authorization: Bearer <token>`, case-insensitive scheme; anything else is no token. */
@@ -211,17 +242,18 @@ function toUnauthorized(err: unknown): ApiError {
   return new ApiError('unauthorized', reason, {}, wwwAuth('invalid_token', reason.replace(/\.$/, '').toLowerCase()));
 }
 
-function jwksSecret(jwksUri: string | (() => Promise<string>), opts?: JwksCacheOptions): GetVerificationKey {
+function jwksSecret(jwksUri: string | (() => Promise<string>), opts?: JwksCacheOptions): { secret: GetVerificationKey; keys: KeySet } {
   const cache = createJwksCache(jwksUri, opts);
-  return async (_req, token) => {
+  const secret: GetVerificationKey = async (_req, token) => {
     if (!token || typeof token !== 'object' || !token.header) throw Object.assign(new Error('The token is not a JWT.'), { name: 'JsonWebTokenError' });
     const kid = token.header.kid;
     return cache.getKey(typeof kid === 'string' ? kid : undefined);
   };
+  return { secret, keys: cache };
 }
 
 /** The JWKS of an OIDC issuer, found by discovery on first use (retried on the next fetch if that fails). */
-function oidcSecret(issuer: string, opts?: JwksCacheOptions): GetVerificationKey {
+function oidcSecret(issuer: string, opts?: JwksCacheOptions): { secret: GetVerificationKey; keys: KeySet } {
   let jwksUri: string | null = null;
   const discover = async (): Promise<string> => {
     if (jwksUri) return jwksUri;

@@ -16,6 +16,8 @@ export interface JwksServer {
   requests: { jwks: number; discovery: number };
   /** Publishes a new key beside the current ones (as an identity provider rotating keys). */
   rotate(): { kid: string; key: crypto.KeyObject };
+  /** Stops publishing the key `kid` (an identity provider withdrawing a leaked key). */
+  withdraw(kid: string): void;
   /** While true, every request is answered 503 (the identity provider is down). */
   setDown(down: boolean): void;
   sign(claims: Record<string, unknown>, opts?: jwt.SignOptions & { key?: crypto.KeyObject; kid?: string }): string;
@@ -56,6 +58,10 @@ export async function startJwksServer(): Promise<JwksServer> {
       const newKid = crypto.randomBytes(8).toString('hex');
       published.push({ ...(pair.publicKey.export({ format: 'jwk' }) as object), kid: newKid, alg: 'RS256', use: 'sig' });
       return { kid: newKid, key: pair.privateKey };
+    },
+    withdraw(k) {
+      const i = published.findIndex((j) => (j as { kid?: string }).kid === k);
+      if (i >= 0) published.splice(i, 1);
     },
     setDown(value) {
       down = value;
