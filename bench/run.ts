@@ -249,7 +249,7 @@ async function main(): Promise<void> {
       SERVICE_MULTI_TENANT_MODE: 'true',
       SERVICE_RATE_LIMIT_ENABLED: 'false',
       SERVICE_LOG_LEVEL: 'info',
-      // SERVICE_JWT_CACHE_SIZE=0 npm run bench: the service without its verified-token cache.
+      // SERVICE_JWT_CACHE_SIZE=10000 npm run bench: the service with its verified-token cache on.
       ...(process.env.SERVICE_JWT_CACHE_SIZE !== undefined ? { SERVICE_JWT_CACHE_SIZE: process.env.SERVICE_JWT_CACHE_SIZE } : {}),
     };
     const service = await startWorker('service', serviceEnv);

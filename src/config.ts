@@ -28,7 +28,7 @@ export interface Config {
   readonly oidcIssuer: string | null;
   readonly jwtIssuer: string | null;
   readonly jwtAudience: string | null;
-  /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 turns it off. */
+  /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
   readonly jwtCacheSize: number;
   readonly adminRole: string;
   readonly adminRoleClaim: string;
@@ -163,7 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
   const oidcIssuer = url('SERVICE_OIDC_ISSUER', ['http:', 'https:']);
   const jwtIssuer = str('SERVICE_JWT_ISSUER');
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
-  const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 10_000;
+  const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');

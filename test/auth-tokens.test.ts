@@ -42,7 +42,8 @@ describe('local provider', () => {
   let t: TestApp;
   const keys = () => loadOrCreateLocalKeys(TEST_DATA_DIR);
   beforeAll(async () => {
-    t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
+    // With the verified-token cache on: every refusal below must hold with it too.
+    t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWT_CACHE_SIZE: '1000' });
   });
   afterAll(() => t.close());
 
@@ -241,7 +242,7 @@ describe('jwks provider: rotation and outages (own JWKS server, short cooldown)'
   const COOLDOWN_MS = 300;
   let idp: JwksServer;
   let t: TestApp;
-  const env = () => ({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: idp.jwksUri, SERVICE_JWT_ISSUER: idp.issuer });
+  const env = () => ({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: idp.jwksUri, SERVICE_JWT_ISSUER: idp.issuer, SERVICE_JWT_CACHE_SIZE: '1000' });
   beforeEach(async () => {
     idp = await startJwksServer();
     t = await startTestApp(env(), { authOptions: { jwks: { cooldownMs: COOLDOWN_MS } } });

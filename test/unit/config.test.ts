@@ -36,9 +36,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
-  it('SERVICE_JWT_CACHE_SIZE: 10 000 by default, 0 turns the token cache off', () => {
-    expect(loadConfig({}).jwtCacheSize).toBe(10_000);
-    expect(loadConfig({ SERVICE_JWT_CACHE_SIZE: '0' }).jwtCacheSize).toBe(0);
+  it('SERVICE_JWT_CACHE_SIZE: the token cache is off unless sized', () => {
+    expect(loadConfig({}).jwtCacheSize).toBe(0);
+    expect(loadConfig({ SERVICE_JWT_CACHE_SIZE: '10000' }).jwtCacheSize).toBe(10_000);
     expect(() => loadConfig({ SERVICE_JWT_CACHE_SIZE: '-1' })).toThrow(/SERVICE_JWT_CACHE_SIZE/);
     expect(() => loadConfig({ SERVICE_JWT_CACHE_SIZE: 'lots' })).toThrow(/SERVICE_JWT_CACHE_SIZE/);
   });
