@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   } else {
     const config = loadConfig(input.env);
     const logger = createLogger(config.logLevel, pino.destination({ dest: input.logFile, sync: false }));
-    const db = openDatabase({ url: config.databaseUrl!, logger });
+    const db = openDatabase({ url: config.databaseUrl!, logger, preparedStatements: config.databasePreparedStatements });
     const services = await buildServices(config, { db, logger });
     app = await createApp(config, services);
     close = async () => {

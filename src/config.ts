@@ -28,6 +28,8 @@ export interface Config {
   readonly oidcIssuer: string | null;
   readonly jwtIssuer: string | null;
   readonly jwtAudience: string | null;
+  /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
+  readonly databasePreparedStatements: boolean;
   /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
   readonly jwtCacheSize: number;
   readonly adminRole: string;
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtIssuer = str('SERVICE_JWT_ISSUER');
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
+  const databasePreparedStatements = bool('SERVICE_DATABASE_PREPARED_STATEMENTS', true);
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');
@@ -260,6 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtIssuer,
     jwtAudience,
     jwtCacheSize,
+    databasePreparedStatements,
     adminRole,
     adminRoleClaim,
     defaultTenantSlug,

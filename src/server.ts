@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
   // Migrations hold a session advisory lock: behind a transaction pooler they need a direct URL.
   await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
-  const db = openDatabase({ url, logger });
+  const db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements });
   const services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
   const app = await createApp(config, services);
 

@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import { openDatabase } from '../src/db/database';
 import { BoardRow } from '../src/db/models';
+import { enterTenantOnce } from '../src/db/queries/enter-tenant';
 import { queryRows, runStatement, withRequestTransaction } from '../src/db/request-transaction';
 import { withSavepoint } from '../src/db/tenant-scope';
 import { testRuntimeDatabaseUrl } from './helpers/app';
@@ -124,4 +125,33 @@ it('queryRows runs only on an open transaction, never on the pool', async () => 
     return queryRows<{ v: string }>(trx, "select current_setting('app.probe') as v", []);
   });
   expect(rows).toEqual([{ v: 'inside' }]);
+});
+
+describe('prepared statements', () => {
+  const prepared = async (pool: Knex) => (await pool.raw<{ rows: Array<{ name: string }> }>('select name from pg_prepared_statements order by name')).rows.map((r) => r.name);
+  const enter = (pool: Knex, slug: string) =>
+    enterTenantOnce(pool, { slug, issuer: 'iss', subject: unique('prep'), provision: false, email: null, displayName: null });
+
+  it('enters a tenant through a statement prepared once per connection', async () => {
+    const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, preparedStatements: true });
+    try {
+      const slug = (await ownerConnection()('tenants').where({ id: tenantId }).first<{ slug: string }>('slug'))!.slug;
+      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
+      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
+      expect(await prepared(pool)).toContain('tenant_service_enter_tenant_v1');
+    } finally {
+      await pool.destroy();
+    }
+  });
+
+  it('prepares nothing with preparedStatements: false (PgBouncer before 1.21 in transaction mode)', async () => {
+    const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, preparedStatements: false });
+    try {
+      const slug = (await ownerConnection()('tenants').where({ id: tenantId }).first<{ slug: string }>('slug'))!.slug;
+      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
+      expect(await prepared(pool)).toEqual([]);
+    } finally {
+      await pool.destroy();
+    }
+  });
 });

@@ -26,6 +26,12 @@ export interface DatabaseOptions {
    * (stopped, hung, partitioned) needs this one; the connection is then discarded.
    */
   queryTimeoutMs?: number;
+  /**
+   * Prepare the hot statements (entering a tenant, the boards page) once per connection (default
+   * true). False behind a transaction pooler that does not keep prepared statements across
+   * transactions (PgBouncer before 1.21, or without max_prepared_statements, in transaction mode).
+   */
+  preparedStatements?: boolean;
   /** Where knex's own warnings and errors go (default: nowhere; never plain text on stdout). */
   logger?: Logger;
 }
@@ -100,7 +106,9 @@ export function openDatabase(opts: DatabaseOptions): Knex {
     },
     acquireConnectionTimeout: 10_000,
     log: knexLog(opts.logger),
-  });
+    // Read by preparedName (src/db/request-transaction.ts); knex ignores keys it does not know.
+    preparedStatements: opts.preparedStatements ?? true,
+  } as Knex.Config);
   return db;
 }
 

@@ -13,14 +13,15 @@
  * transactions on it (`withSavepoint`) are SAVEPOINTs, as with knex's own.
  *
  * `queryRows` runs plain SQL on a transaction's connection, skipping the query builder: for the
- * named queries of hot read paths (the boards page).
+ * named queries of hot read paths (the boards page), as prepared statements where the
+ * connection keeps them (`preparedName`).
  */
 import type { Knex } from 'knex';
 import makeKnex from 'knex/lib/knex-builder/make-knex';
 
 /** A pooled pg connection, as knex's pool hands it out. */
 export interface PgConnection {
-  query(config: { text: string; values?: readonly unknown[] }, callback: (err: Error | null, result: { rows: unknown[] }) => void): void;
+  query(config: { name?: string; text: string; values?: readonly unknown[] }, callback: (err: Error | null, result: { rows: unknown[] }) => void): void;
   /** knex destroys a connection carrying this mark when it is released. */
   __knex__disposed?: unknown;
 }
@@ -34,11 +35,25 @@ const ENDED = Symbol('tenant-service.transaction-ended');
 
 type BoundTransaction = Knex.Transaction & { [ENDED]: () => boolean; __connection: PgConnection };
 
-/** Runs one statement on a connection (the callback form, so the pool's read-timeout guard sees it). */
-export function runStatement<R>(connection: PgConnection, text: string, values?: readonly unknown[]): Promise<R[]> {
+/**
+ * Runs one statement on a connection (the callback form, so the pool's read-timeout guard sees
+ * it). With `name`, a named prepared statement: parsed once per connection (pg remembers which
+ * connections have it), then only bound and executed.
+ */
+export function runStatement<R>(connection: PgConnection, text: string, values?: readonly unknown[], name?: string): Promise<R[]> {
+  const config = name !== undefined ? { name, text, values } : values === undefined ? { text } : { text, values };
   return new Promise((resolve, reject) => {
-    connection.query(values === undefined ? { text } : { text, values }, (err, result) => (err ? reject(err) : resolve(result.rows as R[])));
+    connection.query(config, (err, result) => (err ? reject(err) : resolve(result.rows as R[])));
   });
+}
+
+/**
+ * The name to prepare a hot statement under, or undefined where statements are not prepared
+ * (`preparedStatements: false` in openDatabase: behind a transaction pooler that does not keep
+ * them, such as PgBouncer before 1.21 in transaction mode).
+ */
+export function preparedName(k: Knex | Knex.Transaction, name: string): string | undefined {
+  return (k.client as { config?: { preparedStatements?: boolean } }).config?.preparedStatements === true ? name : undefined;
 }
 
 function endedError(): Error {
@@ -112,14 +127,15 @@ export async function withRequestTransaction<F, T>(
  * Plain SQL (`$1` placeholders) on the connection of a transaction, without the query builder.
  * Only for a transaction (a knex one or a request transaction), never for the pool.
  */
-export async function queryRows<R>(trx: Knex.Transaction, text: string, values: readonly unknown[]): Promise<R[]> {
+export async function queryRows<R>(trx: Knex.Transaction, text: string, values: readonly unknown[], name?: string): Promise<R[]> {
+  const statement = name === undefined ? undefined : preparedName(trx, name);
   const bound = trx as unknown as Partial<BoundTransaction>;
   if (bound[ENDED]) {
     if (bound[ENDED]()) throw endedError();
-    return runStatement<R>(bound.__connection!, text, values);
+    return runStatement<R>(bound.__connection!, text, values, statement);
   }
   if (!trx.isTransaction || trx.isCompleted()) throw new Error('queryRows needs an open transaction.');
   // A knex transaction's client hands out the transaction's own connection.
   const connection = await (trx.client as unknown as KnexPgClient).acquireConnection();
-  return runStatement<R>(connection, text, values);
+  return runStatement<R>(connection, text, values, statement);
 }

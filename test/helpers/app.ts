@@ -51,6 +51,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
     SERVICE_DATA_DIR: TEST_DATA_DIR,
     SERVICE_RATE_LIMIT_ENABLED: 'false',
     SERVICE_LOG_LEVEL: 'info',
+    // PgBouncer 1.18 in transaction mode (TEST_PGBOUNCER=1) does not keep prepared statements.
+    ...(process.env.TEST_PGBOUNCER === '1' ? { SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' } : {}),
     ...overrides,
   };
 }
@@ -68,7 +70,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const db = openDatabase({ url: config.databaseUrl!, poolMax: opts.poolMax ?? 5, statementTimeoutMs: opts.statementTimeoutMs, logger });
+  const db = openDatabase({ url: config.databaseUrl!, poolMax: opts.poolMax ?? 5, statementTimeoutMs: opts.statementTimeoutMs, logger, preparedStatements: config.databasePreparedStatements });
   const services: AppServices = { ...(await buildServices(config, { db, logger })), authOptions: opts.authOptions };
   const app = await createApp(config, services);
   return {

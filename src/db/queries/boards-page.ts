@@ -21,6 +21,6 @@ const AFTER = `select ${COLUMNS} from boards where tenant_id = $1 and (created_a
 /** Up to `limit` boards of the tenant after `after`, oldest first, each with `cursor_ts`. */
 export function boardsPage(trx: Transaction, tenantId: string, limit: number, after?: KeysetPosition): Promise<Array<Positioned<BoardFields>>> {
   return after
-    ? queryRows<Positioned<BoardFields>>(trx, AFTER, [tenantId, limit, after.createdAt, after.id])
-    : queryRows<Positioned<BoardFields>>(trx, FIRST, [tenantId, limit]);
+    ? queryRows<Positioned<BoardFields>>(trx, AFTER, [tenantId, limit, after.createdAt, after.id], 'tenant_service_boards_after_v1')
+    : queryRows<Positioned<BoardFields>>(trx, FIRST, [tenantId, limit], 'tenant_service_boards_first_v1');
 }

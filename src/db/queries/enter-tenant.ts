@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { APP_ROLE } from '../schema';
-import { runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
+import { preparedName, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
 
 export interface EnterTenantParams {
   /** The tenant's slug; null with `tenantId` null means the default tenant (single-tenant mode). */
@@ -48,8 +48,18 @@ export interface EnterTenantRow {
  * the connection came from a transaction pooler as the owner. `current_user`, read after the
  * function has run, is checked by `checkedRow`.
  */
-const SQL = `select current_user::text as db_user, e.* from app_enter_tenant(
+const SQL = `select current_user::text as db_user, e.tenant_id, e.tenant_name, e.tenant_slug, e.tenant_settings,
+   e.tenant_status, e.tenant_is_default, e.tenant_created_at, e.tenant_updated_at, e.user_id, e.user_email,
+   e.user_display_name, e.user_role, e.user_created_at, e.provisioned, e.tenant_provision_from_claims,
+   e.tenant_claims_issuer
+ from app_enter_tenant(
    case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8) e`;
+/**
+ * Its prepared name. The columns are listed, not `e.*`: a later migration that adds a column to
+ * the function's result leaves this statement's result type, and so its prepared plan, valid on
+ * instances still running the previous release. A change to the statement gets a new name.
+ */
+const NAME = 'tenant_service_enter_tenant_v1';
 
 function values(p: EnterTenantParams): unknown[] {
   return [APP_ROLE, p.slug, p.tenantId ?? null, p.issuer, p.subject, p.provision, p.email, p.displayName];
@@ -75,7 +85,7 @@ export async function enterTenantOnce(db: Knex, p: EnterTenantParams): Promise<E
   const client = db.client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
   const connection = await client.acquireConnection();
   try {
-    return checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p)));
+    return checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p), preparedName(db, NAME)));
   } finally {
     await client.releaseConnection(connection);
   }
@@ -90,5 +100,6 @@ export async function withEnteredTenant<T>(
   p: EnterTenantParams,
   fn: (row: EnterTenantRow | null, trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
-  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p))), fn);
+  const name = preparedName(db, NAME);
+  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p), name)), fn);
 }
