@@ -36,6 +36,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
+  it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+  });
+
   it('SERVICE_JWT_CACHE_SIZE: the token cache is off unless sized', () => {
     expect(loadConfig({}).jwtCacheSize).toBe(0);
     expect(loadConfig({ SERVICE_JWT_CACHE_SIZE: '10000' }).jwtCacheSize).toBe(10_000);
