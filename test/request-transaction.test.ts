@@ -106,13 +106,29 @@ it('destroys a connection whose server went away mid-transaction, and the pool g
     inTenant(async (trx) => {
       await insertBoard(trx, name);
       const [{ pid }] = (await queryRows<{ pid: number }>(trx, 'select pg_backend_pid() as pid', [])) as [{ pid: number }];
-      await ownerConnection().raw('select pg_terminate_backend(?)', [pid]);
+      await ownerConnection().raw('select pg_terminate_backend(?, 5000)', [pid]); // waits until it is gone
       await queryRows(trx, 'select 1', []);
     }),
   ).rejects.toThrow();
   expect(await boardsNamed(name)).toBe(0);
   // The next request gets a working connection (the broken one was not handed out again).
   const again = unique('after');
+  await inTenant(async (trx) => insertBoard(trx, again));
+  expect(await boardsNamed(again)).toBe(1);
+});
+
+it('fails the request when COMMIT fails (the server went away after the handler), and the pool goes on', async () => {
+  const name = unique('uncommitted');
+  await expect(
+    inTenant(async (trx) => {
+      await insertBoard(trx, name);
+      const [{ pid }] = (await queryRows<{ pid: number }>(trx, 'select pg_backend_pid() as pid', [])) as [{ pid: number }];
+      // The handler itself succeeds; the connection dies before its COMMIT.
+      await ownerConnection().raw('select pg_terminate_backend(?, 5000)', [pid]); // waits until it is gone
+    }),
+  ).rejects.toThrow();
+  expect(await boardsNamed(name)).toBe(0);
+  const again = unique('after-commit-failure');
   await inTenant(async (trx) => insertBoard(trx, again));
   expect(await boardsNamed(again)).toBe(1);
 });

@@ -67,7 +67,7 @@ function values(p: EnterTenantParams): unknown[] {
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not
  * (a changed pool setup, a pooler) fails closed instead of serving tenant data without RLS. */
-function checkedRow(rows: EnterTenantRow[]): EnterTenantRow | null {
+export function checkedRow(rows: EnterTenantRow[]): EnterTenantRow | null {
   const row = rows[0];
   if (!row) return null;
   if (row.db_user !== APP_ROLE) {
