@@ -66,6 +66,19 @@ describe('PATCH /api/tenant/members/{user_id} (updateMemberRole)', () => {
     expect(await adminsOf(t.id)).toEqual([{ id: m.id }]);
   });
 
+  it('a platform admin who is also a plain member of the tenant may change roles and remove members', async () => {
+    const t = await createTenant();
+    const admin = await createUser(t.id, { role: 'admin' });
+    const m = await createUser(t.id);
+    const platformMember = await createUser(t.id, { role: 'member' });
+    const platform = `Bearer ${tokenFor({ sub: platformMember.subject, email: platformMember.email, admin: true })}`;
+    await patchRole(t.slug, platform, m.id, { role: 'admin' }).expect(200);
+    await patchRole(t.slug, platform, admin.id, { role: 'member' }).expect(200);
+    await request(app.app).delete(`/api/tenant/members/${admin.id}`).set('Authorization', platform).set('X-Tenant', t.slug).expect(204);
+    expect(await adminsOf(t.id)).toEqual([{ id: m.id }]);
+    expect(await roleOf(platformMember)).toBe('member');
+  });
+
   it('refuses members (403), unknown users (404), bad bodies (400), other tenants’ users (404)', async () => {
     const t = await createTenant();
     const admin = await createUser(t.id, { role: 'admin' });

@@ -14,6 +14,8 @@ import type {
 } from '../../generated/types.gen';
 import { originOf } from '../domain/events';
 import * as members from '../domain/members';
+import type { MembershipActor } from '../domain/members';
+import type { TenantContext } from '../http/context';
 import { toMember, toTenant } from './mappers';
 import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
 
@@ -42,16 +44,23 @@ export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberD
   return { status: 201, body: toMember(user) };
 });
 
+/**
+ * Who changes membership. A platform admin acts as one (the access stage let them in by role),
+ * even when also a plain member of the tenant; a tenant admin acts as that member, whose admin
+ * role the domain re-checks under lock (a concurrent demotion).
+ */
+function actorOf(ctx: TenantContext): MembershipActor {
+  return { userId: ctx.caller.isPlatformAdmin ? null : (ctx.membership?.userId ?? null) };
+}
+
 export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveMemberData>): Promise<Reply<RemoveMemberResponses>> => {
-  await members.removeMember(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, { userId: ctx.membership?.userId ?? null });
+  await members.removeMember(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, actorOf(ctx));
   ctx.log.info({ user_id: input.path.user_id }, 'Member removed');
   return { status: 204, body: undefined };
 });
 
 export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
-  const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, {
-    userId: ctx.membership?.userId ?? null,
-  });
+  const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
   if (change.changed) ctx.log.info({ user_id: change.member.id, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
   return { status: 200, body: toMember(change.member) };
 });
