@@ -86,10 +86,12 @@ export function originOf(ctx: {
 export const SYSTEM_ORIGIN: EventOrigin = { actor: { issuer: null, subject: null, email: null, platformAdmin: false }, requestId: null, ip: null };
 
 // Keys never written into an event's data, at any depth: secrets and tokens stay out of the log
-// and out of webhook payloads even if a caller passes an object that carries one.
-const SECRET_KEY = /^(secret|token|password|.*_secret|.*_token|.*_password|token_hash|secret_hash)$/i;
+// and out of webhook payloads even if a caller passes an object that carries one (tenant
+// settings are free-form: `apiKey`, `stripe_secret_key`, `privateKey`, `credentials`, …).
+const SECRET_KEY = /secret|token|passw|api_?key|private_?key|access_?key|credential/i;
 
-function withoutSecrets(value: unknown, depth = 0): unknown {
+/** `value` with every secret-named key dropped at any depth (exported for its unit test). */
+export function withoutSecrets(value: unknown, depth = 0): unknown {
   if (depth > 32) return null;
   if (Array.isArray(value)) return value.map((v) => withoutSecrets(v, depth + 1));
   if (value instanceof Date) return value.toISOString();
