@@ -5,6 +5,7 @@
  */
 import net from 'node:net';
 import request from 'supertest';
+import { hashInvitationToken } from '../src/domain/invitations';
 import type { Express } from 'express';
 import { startTestApp, type TestApp } from './helpers/app';
 import { startSmtpSink, type SmtpSink } from './helpers/smtp-sink';
@@ -76,7 +77,7 @@ describe('the invitation journey with real mail', () => {
 
     // Only the hash is stored.
     const row = await invitationRow(created.body.invitation_id);
-    expect(row.token_hash).not.toContain(created.body.token);
+    expect(row.token_hash).toBe(hashInvitationToken(created.body.token));
     expect(JSON.stringify(row)).not.toContain(created.body.token);
 
     const mail = await smtp.waitFor(email);
@@ -179,6 +180,35 @@ describe('refusals: status, Error body, nothing changed', () => {
     expect(Date.parse(resent.body.expires_at)).toBeGreaterThan(Date.now());
     await accept(plain.app, tokenFor({ email: p.email }), p.token).expect(404);
     await accept(plain.app, tokenFor({ email: p.email }), resent.body.token).expect(200);
+  });
+
+  const resend = (p: { o: Org; id: string }) =>
+    request(plain.app).post(`/api/tenant/invitations/${p.id}/resend`).set('Authorization', `Bearer ${p.o.adminToken}`).set('X-Tenant', p.o.slug);
+
+  it('resend of a pending invitation whose email has become a member (added by subject) → 409, nothing changed', async () => {
+    const p = await pending();
+    const before = await invitationRow(p.id);
+    await request(plain.app)
+      .post('/api/tenant/members')
+      .set('Authorization', `Bearer ${p.o.adminToken}`)
+      .set('X-Tenant', p.o.slug)
+      .send({ subject: unique('added'), email: p.email, role: 'member' })
+      .expect(201);
+    const r = await resend(p).expect(409);
+    expect(r.body.detail).toMatch(/already has the email/);
+    expect((await invitationRow(p.id)).token_hash).toBe(before.token_hash);
+  });
+
+  it('resend of an expired invitation is not blocked by a newer one for the same email that has expired too', async () => {
+    const a = await pending();
+    const past = new Date(Date.now() - 1000);
+    await ownerConnection()('invitations').where({ id: a.id }).update({ expires_at: past });
+    const b = await invite(plain.app, a.o, { email: a.email }).expect(201); // a is swept to expired
+    await ownerConnection()('invitations').where({ id: b.body.invitation_id }).update({ expires_at: past });
+    const r = await resend(a).expect(200);
+    expect(r.body.status).toBe('pending');
+    expect((await invitationRow(b.body.invitation_id)).status).toBe('expired');
+    await accept(plain.app, tokenFor({ email: a.email }), r.body.token).expect(200);
   });
 
   it('revoked → 404; revoking again changes nothing; an accepted one cannot be revoked', async () => {

@@ -140,9 +140,12 @@ export async function resendInvitation(trx: Transaction, origin: EventOrigin, ct
   if (status === 'accepted' || status === 'revoked') {
     throw new ApiError('conflict', `The invitation is ${status}; only a pending or expired invitation can be resent.`);
   }
-  if (status === 'expired' && (await memberWithEmailExists(trx, ctx.tenant.id, current.email))) {
+  // Whatever the status: the email may have become a member's since (added by subject).
+  if (await memberWithEmailExists(trx, ctx.tenant.id, current.email)) {
     throw new ApiError('conflict', `A member of this tenant already has the email '${current.email}'.`);
   }
+  // A newer invitation of the same email that has expired in the meantime is no clash.
+  await expireStalePending(trx, ctx.tenant.id, current.email);
   const { token, hash } = newInvitationToken();
   // Another pending invitation for the same email (made after this one expired) → 409.
   const row = await renewInvitation(trx, ctx.tenant.id, id, hash, ctx.ttlHours);
