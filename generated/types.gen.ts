@@ -1264,6 +1264,13 @@ export type ListWebhooksData = {
 
 export type ListWebhooksErrors = {
     /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
      * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
      */
     401: Error;

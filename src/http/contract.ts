@@ -36,6 +36,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 
 type OperationObject = Record<string, unknown> & { operationId?: string; requestBody?: unknown };
 
+/** True for any spelling of /api (`/API/tenant`, `/Api`): counted and authenticated even though it routes nowhere. */
+export function reachesApi(path: string): boolean {
+  return path.length >= 4 && path.slice(0, 4).toLowerCase() === '/api' && (path.length === 4 || path.charCodeAt(4) === 47);
+}
+
 /** True for `/api` and everything under it, in this exact spelling. */
 export function isApiPath(path: string): boolean {
   return path.startsWith('/api') && (path.length === 4 || path.charCodeAt(4) === 47 /* / */);

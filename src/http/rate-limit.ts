@@ -27,7 +27,7 @@ import { createClient } from 'redis';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { FALLBACK_COUNTER, rateLimitCounters, readContractOperations, type ContractOperation } from './contract';
+import { FALLBACK_COUNTER, rateLimitCounters, reachesApi, readContractOperations, type ContractOperation } from './contract';
 import { stateOf } from './request-state';
 import type { RateLimiter } from './services';
 
@@ -70,11 +70,6 @@ function describeScope(name: string, ops: readonly ContractOperation[]): string 
   if (!wildcard) return `${methods} ${prefix}`;
   const cut = prefix.includes('{') ? prefix.indexOf('{') : prefix.lastIndexOf('/') + 1;
   return `${methods} ${prefix.slice(0, cut)}*`;
-}
-
-/** True for any spelling of /api (`/API/tenant`, `/Api`): counted even though it routes nowhere. */
-function reachesApi(path: string): boolean {
-  return path.length >= 4 && path.slice(0, 4).toLowerCase() === '/api' && (path.length === 4 || path.charCodeAt(4) === 47);
 }
 
 /**

@@ -5,11 +5,8 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Authenticator } from '../auth/verify';
+import { reachesApi } from './contract';
 import { stateOf } from './request-state';
-
-function reachesApi(path: string): boolean {
-  return path.length >= 4 && path.slice(0, 4).toLowerCase() === '/api' && (path.length === 4 || path.charCodeAt(4) === 47);
-}
 
 export function tokenStage(authenticator: Authenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
