@@ -1,6 +1,7 @@
 // Imported explicitly (not ambient) so `npm run build`, whose tsconfig has no jest types, still compiles src/.
 import { describe, expect, it } from '@jest/globals';
-import { forbiddenAddressKind, forbiddenHostKind } from '../../src/domain/webhook-network';
+import type { LookupAddress } from 'node:dns';
+import { forbiddenAddressKind, forbiddenHostKind, ForbiddenNetworkError, guardedLookup } from '../../src/domain/webhook-network';
 
 describe('forbiddenAddressKind', () => {
   it.each([
@@ -55,5 +56,27 @@ describe('forbiddenHostKind', () => {
     expect(await forbiddenHostKind('8.8.8.8')).toBeNull();
     // A name that cannot resolve is left to the check at connect time.
     expect(await forbiddenHostKind('no-such-host.invalid')).toBeNull();
+  });
+});
+
+describe('guardedLookup', () => {
+  const lookup = (host: string, all: boolean) =>
+    new Promise<{ err: Error | null; address: string | LookupAddress[]; family?: number }>((resolve) =>
+      guardedLookup(host, { all }, (err, address, family) => resolve({ err, address, family })),
+    );
+
+  it('answers in both shapes net.connect asks for (one address, or all of them)', async () => {
+    // An address literal resolves to itself without DNS.
+    expect(await lookup('93.184.216.34', false)).toEqual({ err: null, address: '93.184.216.34', family: 4 });
+    expect(await lookup('93.184.216.34', true)).toEqual({ err: null, address: [{ address: '93.184.216.34', family: 4 }], family: undefined });
+  });
+
+  it('fails with ForbiddenNetworkError for a name on a refused network', async () => {
+    for (const all of [false, true]) {
+      const r = await lookup('localhost', all);
+      expect(r.err).toBeInstanceOf(ForbiddenNetworkError);
+      expect((r.err as ForbiddenNetworkError).kind).toBe('loopback');
+    }
+    expect(((await lookup('metadata.google.internal', true)).err as ForbiddenNetworkError).kind).toBe('internal');
   });
 });
