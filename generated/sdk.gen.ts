@@ -213,6 +213,14 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
  * specification, signed with the returned `secret` (`whsec_…`, shown only in this
  * answer). Only `http` and `https` URLs without credentials; redirects are not followed.
  *
+ * **Network rule**: a URL whose host is, or resolves to, a loopback, private, link-local
+ * (cloud metadata such as 169.254.169.254), unspecified, multicast or reserved address
+ * (IPv4 or IPv6, IPv4-mapped forms included), or a name under `.localhost`, `.internal`
+ * or `.local`, is refused with 400 `Validation error`, unless the service runs with
+ * SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Every delivery checks the addresses it
+ * connects to again (DNS can change); one refused there is recorded as
+ * `connection failed`.
+ *
  */
 export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -227,7 +235,10 @@ export const createWebhook = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Delete a webhook endpoint
  *
- * The endpoint and its deliveries go; pending deliveries are never sent.
+ * The endpoint goes at once and its pending deliveries are never sent; its deliveries are
+ * then removed in small batches (an attempt already in flight finishes). Never waits for,
+ * nor blocks, deliveries in flight or other requests.
+ *
  */
 export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -247,7 +258,11 @@ export const getWebhook = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Update a webhook endpoint
  *
- * Only the fields present change. Disabling an endpoint holds its pending deliveries until it is enabled again.
+ * Only the fields present change. A new `url` follows the network rule of
+ * `createWebhook` (400 when refused). Disabling an endpoint holds its pending deliveries
+ * until it is enabled again. Neither waits for, nor blocks, deliveries in flight or other
+ * requests.
+ *
  */
 export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>) => (options.client ?? client).put<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -265,7 +280,8 @@ export const updateWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * Newest first, cursor paged. Each delivery lists every attempt: when, the status code
  * (null when no answer came), how long it took, the error, and when the next retry is due.
  * A failed attempt is retried after 5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h and 12 h,
- * then the delivery is `failed`.
+ * then the delivery is `failed`. An attempt's `error` is a category only:
+ * `connection failed`, `timed out`, or `HTTP <status>`.
  *
  */
 export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({

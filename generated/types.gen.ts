@@ -280,7 +280,7 @@ export type WebhookList = {
 
 export type CreateWebhookRequest = {
     /**
-     * An http or https URL without user name or password.
+     * An http or https URL without user name or password, on a public network (see createWebhook).
      */
     url: string;
     events: WebhookEventPatterns;
@@ -303,6 +303,9 @@ export type WebhookDeliveryAttempt = {
      */
     status_code: number | null;
     duration_ms: number;
+    /**
+     * Null on success; else a category only: `connection failed`, `timed out`, `HTTP <status>` (a redirect: `HTTP <status>: redirects are not followed`).
+     */
     error: string | null;
     /**
      * When the next attempt is due; null after success or the last attempt.

@@ -154,7 +154,7 @@ describe('the generated client drives every operation', () => {
     const hook = await call(
       'createWebhook',
       201,
-      sdk.createWebhook({ client, headers: admin, body: { url: 'http://127.0.0.1:9/client-hook', events: ['tenant.*'], enabled: false } }),
+      sdk.createWebhook({ client, headers: admin, body: { url: 'http://192.0.2.1:9/client-hook', events: ['tenant.*'], enabled: false } }),
     );
     expect(hook.data!.secret).toMatch(/^whsec_/);
     const hookId = hook.data!.webhook_id;

@@ -77,7 +77,7 @@ function writeOperations(): string[] {
 }
 
 async function newWebhook(): Promise<string> {
-  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['tenant.*'], enabled: false });
+  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['tenant.*'], enabled: false });
   expect(r.status).toBe(201);
   return r.body.webhook_id as string;
 }
@@ -169,7 +169,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 201, action: 'board.created', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'board', id: res.body.board_id }, tenantId: tenant.id };
   },
   async createWebhook() {
-    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['member.*'], enabled: false });
+    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };
   },
   async updateWebhook() {

@@ -36,6 +36,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
+  it('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: off unless turned on', () => {
+    expect(loadConfig({}).webhookAllowPrivateNetworks).toBe(false);
+    expect(loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhookAllowPrivateNetworks).toBe(true);
+    expect(() => loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sometimes' })).toThrow(/SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
+  });
+
   it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
