@@ -460,7 +460,10 @@ export type Invitation = {
     accepted_at: string | null;
     revoked_at: string | null;
     /**
-     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL).
+     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL). The
+     * mail is sent after the invitation has committed; until the mail server has accepted
+     * it, this reads `failed` (not delivered: resend retries).
+     *
      */
     delivery: 'sent' | 'failed' | 'not_configured';
 };
