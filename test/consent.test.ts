@@ -271,6 +271,16 @@ describe('emails compare trimmed and NFKC case-folded, and are stored trimmed', 
     expect(await ownerConnection()('invitations').where({ tenant_id: o.tenantId })).toHaveLength(1);
   });
 
+  it('a member stored with surrounding white space (before this rule) still blocks an invitation of the address', async () => {
+    const o = await register();
+    const local = `fx0B${unique('v').slice(2)}`;
+    await createUser(o.tenantId, { email: `\t ${local}@initech.test\r\n` });
+    const r = await invite(o, `${local.toLowerCase()}@initech.test`).expect(409);
+    expect(r.body.detail).toMatch(/already has the email/);
+    // Only white space is trimmed: a shorter address is another one.
+    await invite(o, `${local.slice(1)}@initech.test`).expect(201);
+  });
+
   it('a compatibility form of the address (fullwidth letters) is the same address', async () => {
     const o = await register();
     const inv = await invite(o, 'ann@initech.test').expect(201);
