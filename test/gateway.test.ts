@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import jwt from 'jsonwebtoken';
+import { writeCaddyfile, writeNginxConfig } from '../bench/scenarios/example-gateways';
 import { startTestApp, type TestApp } from './helpers/app';
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
 
@@ -29,9 +30,6 @@ const CADDY = '/usr/bin/caddy';
 const missing = [NGINX, CADDY].filter((p) => !fs.existsSync(p));
 if (missing.length) process.stderr.write(`test/gateway.test.ts: gateway tests SKIPPED, ${missing.join(' and ')} not found (apt-get install -y nginx-light caddy)\n`);
 const withGateways = missing.length ? describe.skip : describe;
-
-/** The placeholders of the shipped configurations: the ports a user would have. */
-const SHIPPED = { service: '127.0.0.1:8080', product: '127.0.0.1:3000', gateway: '127.0.0.1:8000' };
 
 /** A port nothing listens on right now (the gateways cannot take port 0). */
 async function sparePort(): Promise<number> {
@@ -56,16 +54,6 @@ async function waitForPort(port: number, what: string, child: ChildProcess, log:
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`${what} did not listen on ${port}:\n${log()}`);
-}
-
-function withPorts(text: string, ports: { service: number; product: number; gateway: number }): string {
-  return text
-    .split(SHIPPED.service)
-    .join(`127.0.0.1:${ports.service}`)
-    .split(SHIPPED.product)
-    .join(`127.0.0.1:${ports.product}`)
-    .split(SHIPPED.gateway)
-    .join(`127.0.0.1:${ports.gateway}`);
 }
 
 interface Child {
@@ -172,26 +160,16 @@ const GATEWAYS: Gateway[] = [
   {
     name: 'nginx (examples/nginx.conf)',
     start(ports, dir) {
-      // The shipped file with its ports changed; only what a non-default prefix needs is added
-      // (the pid file, logs and temp files in this test's directory, in the foreground).
-      const conf = withPorts(fs.readFileSync(path.join(ROOT, 'examples', 'nginx.conf'), 'utf8'), ports)
-        .replace(/^worker_processes 1;$/m, `worker_processes 1;\ndaemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;`)
-        .replace(
-          /^http \{$/m,
-          `http {\n    access_log off;\n    client_body_temp_path ${dir}/body;\n    proxy_temp_path ${dir}/proxy;\n    fastcgi_temp_path ${dir}/fastcgi;\n    uwsgi_temp_path ${dir}/uwsgi;\n    scgi_temp_path ${dir}/scgi;`,
-        );
-      const file = path.join(dir, 'nginx.conf');
-      fs.writeFileSync(file, conf);
-      const check = spawnSync(NGINX, ['-t', '-p', dir, '-c', file, '-e', path.join(dir, 'error.log')], { encoding: 'utf8' });
+      const args = writeNginxConfig(dir, ports);
+      const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
       if (check.status !== 0) throw new Error(`nginx -t refused the example configuration:\n${check.stderr}`);
-      return startChild(NGINX, ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')]);
+      return startChild(NGINX, args);
     },
   },
   {
     name: 'Caddy (examples/Caddyfile)',
     start(ports, dir) {
-      const file = path.join(dir, 'Caddyfile');
-      fs.writeFileSync(file, withPorts(fs.readFileSync(path.join(ROOT, 'examples', 'Caddyfile'), 'utf8'), ports));
+      const file = writeCaddyfile(dir, ports);
       // Caddy's data and config directories in this test's directory, not the machine's.
       const env = { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') };
       const check = spawnSync(CADDY, ['validate', '--config', file, '--adapter', 'caddyfile'], { encoding: 'utf8', env });
