@@ -361,6 +361,12 @@ export type RegisterTenantRequest = {
 
 export type ApiAccess = {
     tenant_header: string;
+    /**
+     * SERVICE_GRAPHQL_PATH: the path of your product's GraphQL API, served by your
+     * application (behind a gateway that asks `GET /api/tenant/decision`), not by
+     * tenant-service.
+     *
+     */
     graphql_endpoint: string;
     api_base_url: string;
     authentication_required: boolean;
