@@ -36,6 +36,8 @@ export interface Config {
   readonly adminRoleClaim: string;
   readonly defaultTenantSlug: string;
   readonly rateLimitEnabled: boolean;
+  /** SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the `decision` counter's limit; null: the contract's (6 000). */
+  readonly rateLimitDecisionPerMinute: number | null;
   readonly redisKeyPrefix: string;
   readonly trustProxy: boolean;
   readonly graphqlPath: string;
@@ -202,6 +204,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`SERVICE_DEFAULT_TENANT_SLUG: must match ^[a-z0-9-]+$, got '${defaultTenantSlug}'`);
   }
   const rateLimitEnabled = bool('SERVICE_RATE_LIMIT_ENABLED', true);
+  const rateLimitDecisionPerMinute = int('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE', 1, 10_000_000);
   const redisKeyPrefix = env.SERVICE_REDIS_KEY_PREFIX ?? 'tenant-service:';
   const trustProxy = bool('SERVICE_TRUST_PROXY', false);
   const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
@@ -271,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminRoleClaim,
     defaultTenantSlug,
     rateLimitEnabled,
+    rateLimitDecisionPerMinute,
     redisKeyPrefix,
     trustProxy,
     graphqlPath,

@@ -62,6 +62,8 @@ describe('the table', () => {
         ['invitations', 50, 'hour', 'POST /api/tenant/invitations and /api/tenant/invitations/*'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
+        // PRODUCT.md §14: the gateway decision, asked on every product request, any forwarded method.
+        ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],
       ].sort(),
     );
   });

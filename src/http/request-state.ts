@@ -8,6 +8,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Caller } from '../auth/verify';
 import type { ContractOperation } from './contract';
+import { DECISION_PATH, decisionOutcome } from './decision';
 import type { AppServices } from './services';
 import type { ValidatedInput } from './validate';
 
@@ -114,4 +115,5 @@ function writeAccessLine(this: Response): void {
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
   else state.logger.info(line, 'request completed');
   state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs });
+  if (req.path === DECISION_PATH) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
 }

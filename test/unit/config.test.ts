@@ -42,6 +42,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sometimes' })).toThrow(/SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
   });
 
+  it('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the contract limit unless set', () => {
+    expect(loadConfig({}).rateLimitDecisionPerMinute).toBeNull();
+    expect(loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '20000' }).rateLimitDecisionPerMinute).toBe(20000);
+    expect(() => loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '0' })).toThrow(/SERVICE_RATE_LIMIT_DECISION_PER_MINUTE/);
+    expect(() => loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: 'lots' })).toThrow(/SERVICE_RATE_LIMIT_DECISION_PER_MINUTE/);
+  });
+
   it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
