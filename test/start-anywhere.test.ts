@@ -111,6 +111,8 @@ maybe('npm start from a fresh clone in a 0700 directory, as root', () => {
     expect(first.logs.some((l) => l.msg === 'Initialising embedded PostgreSQL')).toBe(true);
     const postgresUid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
     expect(uidOf(postmasterPid())).toBe(postgresUid);
+    // Its binaries are the copy the postgres user can run, not the clone's node_modules.
+    expect(fs.readlinkSync(`/proc/${postmasterPid()}/exe`)).toMatch(/^\/var\/lib\/tenant-service\/postgresql\/[^/]+\/bin\/postgres$/);
     // Nothing of the operator's tree was opened up.
     expect(fs.statSync(parent).mode & 0o777).toBe(0o700);
     expect(first.logs.filter((l) => typeof l.level === 'number' && (l.level as number) >= 50)).toEqual([]);
