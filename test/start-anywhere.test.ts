@@ -82,7 +82,12 @@ maybe('npm start from a fresh clone in a 0700 directory, as root', () => {
         }
       }
     }
-    if (clusterDir) {
+    // The cluster a failed run made, found through its link when the first test did not get that far.
+    if (!clusterDir && checkout && fs.existsSync(path.join(dataDir(), 'pg'))) {
+      const link = path.join(dataDir(), 'pg');
+      if (fs.lstatSync(link).isSymbolicLink()) clusterDir = path.resolve(dataDir(), fs.readlinkSync(link));
+    }
+    if (clusterDir.startsWith('/var/lib/tenant-service/clusters/')) {
       for (const pid of pidsWithArg(clusterDir)) {
         try {
           process.kill(pid, 'SIGKILL');
