@@ -30,6 +30,8 @@ export interface Config {
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
   readonly databasePreparedStatements: boolean;
+  /** SERVICE_DATABASE_QUERY_TIMEOUT_MS: how long a request waits for a pooled connection or a query's answer before its 503. */
+  readonly databaseQueryTimeoutMs: number;
   /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
   readonly jwtCacheSize: number;
   readonly adminRole: string;
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
   const databasePreparedStatements = bool('SERVICE_DATABASE_PREPARED_STATEMENTS', true);
+  const databaseQueryTimeoutMs = int('SERVICE_DATABASE_QUERY_TIMEOUT_MS', 100, 600_000) ?? 5_000;
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');
@@ -270,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAudience,
     jwtCacheSize,
     databasePreparedStatements,
+    databaseQueryTimeoutMs,
     adminRole,
     adminRoleClaim,
     defaultTenantSlug,

@@ -60,6 +60,8 @@ export function errorStage(rootLogger: Logger) {
     const e = req.path === DECISION_PATH ? decisionRefusal(failure) : failure;
     if (state) {
       state.error = e.error;
+      // What the client was told, so a 4xx in the log explains itself (bounded: details may quote input).
+      if (e.status < 500) state.detail = e.detail.length > 500 ? `${e.detail.slice(0, 500)}…` : e.detail;
       // A 401's reason for the access line: the detail never contains the token.
       if (e.status === 401) state.reason = e.detail;
     }

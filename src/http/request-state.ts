@@ -27,8 +27,9 @@ export class RequestState {
   params: Record<string, string> = {};
   /** The validated, coerced input of the matched operation (the validate stage). */
   input: ValidatedInput | null = null;
-  /** Set by the error stage: the error string and (for 401s) the reason, for the access line. */
+  /** Set by the error stage: the error string, (for 4xx) its detail and (for 401s) the reason, for the access line. */
   error: string | null = null;
+  detail: string | null = null;
   reason: string | null = null;
 
   constructor(
@@ -110,6 +111,7 @@ function writeAccessLine(this: Response): void {
     subject: state.caller?.subject,
     ip: state.clientIp(req) ?? undefined,
     error: state.error ?? undefined,
+    detail: state.detail ?? undefined,
     reason: state.reason ?? undefined,
   };
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');

@@ -186,4 +186,12 @@ describe('membership and invitation settings', () => {
     expect(() => loadConfig({ SERVICE_SMTP_URL: 'smtp://127.0.0.1:2525' })).toThrow(/SERVICE_MAIL_FROM: required/);
     expect(() => loadConfig({ SERVICE_MAIL_FROM: 'not an address' })).toThrow(/SERVICE_MAIL_FROM/);
   });
+
+  it('SERVICE_DATABASE_QUERY_TIMEOUT_MS: 5 s by default, an integer of milliseconds from 100', () => {
+    expect(loadConfig({}).databaseQueryTimeoutMs).toBe(5_000);
+    expect(loadConfig({ SERVICE_DATABASE_QUERY_TIMEOUT_MS: '2500' }).databaseQueryTimeoutMs).toBe(2_500);
+    for (const bad of ['0', '99', '5s', '-1', '600001']) {
+      expect(() => loadConfig({ SERVICE_DATABASE_QUERY_TIMEOUT_MS: bad })).toThrow(/SERVICE_DATABASE_QUERY_TIMEOUT_MS: expected an integer from 100 to 600000/);
+    }
+  });
 });
