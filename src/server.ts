@@ -9,7 +9,7 @@ import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, openDatabase, openOwnerDatabase } from './db/database';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
 import { createLogger, flushLogger } from './logger';
-import { buildServices, closeServices } from './services';
+import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
 import { startWebhookWorker } from './workers/webhook-delivery';
 
