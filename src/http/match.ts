@@ -14,9 +14,6 @@ type Miss = 'notFound' | 'methodNotAllowed';
 
 /** The router's operation for `method path`, or why there is none (its 404/405 convention). */
 function routeOf(router: ContractRouter, method: string, path: string): Operation | Miss {
-  // The router reads '//x' as '/x' (it strips the API root '/' and one more slash): a path
-  // must match as written.
-  if (path.startsWith('//')) return 'notFound';
   try {
     return router.matchOperation({ method, path, headers: {} }, true);
   } catch (err) {
@@ -25,8 +22,9 @@ function routeOf(router: ContractRouter, method: string, path: string): Operatio
 }
 
 /**
- * The path parameters of `path` under `template`, decoded; null when a literal segment differs
- * (the router's template patterns do not escape '.', so `/.well-known/jwksXjson` would match).
+ * The path parameters of `path` under `template`, decoded; null when the path is not the
+ * template as written. The router is lenient there: it reads '//x' as '/x', and its template
+ * patterns do not escape '.' (`/.well-known/jwksXjson` would match).
  */
 function pathParams(template: string, path: string): Record<string, string> | ApiError | null {
   const names = template.split('/');
