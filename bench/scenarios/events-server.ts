@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { setEventRecordingForBenchmark } from '../../src/domain/events';
 import { createLogger } from '../../src/logger';
-import { buildServices, closeServices } from '../../src/services';
+import { buildServices, closeServices } from '../../src/build-services';
 
 async function main(): Promise<void> {
   const input = workerData as { env: Record<string, string>; recordEvents: boolean };

@@ -8,6 +8,7 @@ import { databaseNow, TenantRow } from '../db/models';
 import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, sweepExpiredIdempotencyKeys } from '../db/queries/idempotency';
 import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../db/queries/tenant-delete';
 import { countTenants, searchTenants } from '../db/queries/tenant-search';
+import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { TENANT_TABLES, type TenantTable } from '../db/schema';
 import { withService, withTenant, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -228,7 +229,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
   return withService(db, async (trx) => {
     // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
     // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
-    const current = await TenantRow.query(trx).findById(id).forNoKeyUpdate();
+    const current = await findTenantForUpdate(trx, id);
     if (!current) throw notFound(id);
     if (current.is_default && patch.slug !== undefined && patch.slug !== current.slug) {
       throw new ApiError('badRequest', `The slug of the default tenant ('${current.slug}') cannot be changed.`);
@@ -245,7 +246,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (patch.status !== undefined) changes.status = patch.status;
     if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
     if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
-    const [row] = await TenantRow.query(trx).where({ id }).patch(changes).returning('*');
+    const row = await patchTenant(trx, id, changes);
     // Approving (pending_approval → active) is its own event; any other changed field is
     // tenant.updated with `before` and `after` of just those fields.
     const approved = current.status === 'pending_approval' && row!.status === 'active';

@@ -16,7 +16,7 @@ import type {
 import { originOf } from '../domain/events';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
-import type { TenantContext } from '../http/context';
+import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
 
