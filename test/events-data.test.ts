@@ -6,11 +6,13 @@
  * - a 1 MiB registration metadata yields an event whose data is at most 16 KiB;
  * - a tenant admin sees a platform admin's change with the actor `{platform_admin: true}` only;
  * - with 1 000 maximal events (and a few huge ones stored before the bound), every page of both
- *   event lists stays within 4 MiB, and following next_cursor returns every event exactly once.
+ *   event lists stays within its byte bound (≤ 4 MiB), and following next_cursor returns every
+ *   event exactly once.
  */
 import crypto from 'node:crypto';
 import request from 'supertest';
 import { LOCAL_ISSUER } from '../src/auth/local-keys';
+import { MAX_EVENT_PAGE_BYTES } from '../src/domain/events';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
 import { SECRET_LOOKING_KEYS, secretSettings } from './helpers/secret-settings';
@@ -18,7 +20,8 @@ import { SECRET_LOOKING_KEYS, secretSettings } from './helpers/secret-settings';
 jest.setTimeout(180_000);
 
 const MAX_DATA = 16 * 1024;
-const MAX_PAGE = 4 * 1024 * 1024;
+/** PRODUCT.md §11: a page is at most 4 MiB; the service's own bound may be lower. */
+const MAX_PAGE = Math.min(MAX_EVENT_PAGE_BYTES, 4 * 1024 * 1024);
 const REDACTED = /^\[redacted\] sha256:[0-9a-f]{64}$/;
 
 let t: TestApp;
@@ -227,10 +230,44 @@ describe('events pages are bounded in bytes', () => {
     return { seen, pages, sizes, huge };
   }
 
+  it('events of every size, any limit: newest first, each once, within the bound', async () => {
+    const fixture = await tenantWithMember('admin');
+    // Sizes from a few bytes to the 16 KiB maximum, so pages end on the limit or on the bytes,
+    // and are read in one statement or several.
+    await ownerConnection().raw(
+      `insert into events (id, occurred_at, action, tenant_id, target_type, data)
+       select gen_random_uuid(), now() - (g % 211) * interval '1 millisecond', 'board.created', ?, 'board',
+              jsonb_build_object('blob', repeat('y', case when g % 5 = 0 then ${MAX_DATA - 11} else (g * 7919) % 3000 end))
+         from generate_series(1, 1500) g`,
+      [fixture.tenant.id],
+    );
+    for (const limit of [1000, 333, 7]) {
+      const seen: Array<{ event_id: string; occurred_at: string }> = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const url: string = `/api/setup/events?tenant_id=${fixture.tenant.id}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+        const r = await request(t.app).get(url).set('Authorization', admin).expect(200);
+        expect(Buffer.byteLength(r.text, 'utf8')).toBeLessThanOrEqual(MAX_PAGE);
+        expect(r.body.events.length).toBeLessThanOrEqual(limit);
+        expect(r.body.events.length).toBeGreaterThan(0);
+        seen.push(...r.body.events);
+        cursor = r.body.next_cursor;
+        expect(++pages).toBeLessThan(400);
+      } while (cursor);
+      expect(seen).toHaveLength(1500);
+      expect(new Set(seen.map((e) => e.event_id)).size).toBe(1500);
+      for (let i = 1; i < seen.length; i++) {
+        const [a, b] = [seen[i - 1]!, seen[i]!];
+        expect(a.occurred_at > b.occurred_at || (a.occurred_at === b.occurred_at && a.event_id > b.event_id)).toBe(true);
+      }
+    }
+  });
+
   it.each([
     ['GET /api/setup/events', () => ({ path: `/api/setup/events?tenant_id=${tenantId}`, set: { Authorization: admin } })],
     ['GET /api/tenant/events', () => ({ path: '/api/tenant/events?action=board.created', set: headers })],
-  ])('%s: no page over 4 MiB, every event exactly once', async (_name, which) => {
+  ])('%s: no page over the byte bound, every event exactly once', async (_name, which) => {
     const { path, set } = which();
     const { seen, pages, sizes, huge } = await readAll(path, set);
     for (const size of sizes) expect(size).toBeLessThanOrEqual(MAX_PAGE);

@@ -75,34 +75,37 @@ export interface EventFilter {
   limit: number;
 }
 
-export interface EventPageFilter extends EventFilter {
-  /** The page's rows together take at most this many bytes of JSON (the first row always comes). */
+export interface EventChunkFilter extends Omit<EventFilter, 'limit'> {
+  /** Rows to read at most. */
+  rows: number;
+  /** The rows returned take at most this many bytes of JSON… */
   byteBudget: number;
+  /** …except that the first row comes whatever its size (a page is never empty while rows remain). */
+  keepFirst: boolean;
   /** `data` longer than this as jsonb text comes back as `{"truncated": true, "bytes": n}` instead. */
   dataCapJsonbText: number;
 }
 
 /** A row of a page: `cursor_ts` is occurred_at as microsecond UTC text, `data_bytes` its stored data's jsonb text size. */
-export type EventPageRow = EventRow & { cursor_ts: string; data_bytes: number };
+export type EventPageRow = EventRow & { cursor_ts: string; data_bytes: number; row_bytes: number };
 
 /**
- * Up to `limit + 1` rows newest first, cut where their JSON would pass `byteBudget`, and
- * `fetched`: how many rows the page's range held before that cut (so more follow when it
- * exceeds the rows returned).
+ * Up to `rows` rows newest first, cut where their JSON would pass `byteBudget`. `fetched` is how
+ * many rows the range held before that cut, `bytes` what the rows returned take.
  *
- * The size of a row is an upper bound of its JSON in the API: jsonb text is never shorter than
- * compact JSON, and `to_json(text)` escapes a column exactly as JSON.stringify does. Rows
- * past the budget, and huge `data` values, stay in PostgreSQL: the window runs over at most
- * `limit + 1` rows, and only the kept ones are sent.
+ * A row's size is an upper bound of its JSON in the API: jsonb text is never shorter than
+ * compact JSON, and `to_json(text)` escapes a column exactly as JSON.stringify does. Rows past
+ * the budget, and huge `data` values, stay in PostgreSQL. `data` comes as its jsonb text
+ * (serialised once, for its size and for the client alike) and is parsed here.
  */
-export async function selectEventPage(trx: Knex.Transaction, f: EventPageFilter): Promise<{ rows: EventPageRow[]; fetched: number }> {
+export async function selectEventChunk(trx: Knex.Transaction, f: EventChunkFilter): Promise<{ rows: EventPageRow[]; fetched: number; bytes: number }> {
   const inner = trx('events')
     .select('*', trx.raw(`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts`))
     .orderBy([
       { column: 'occurred_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .limit(f.limit + 1);
+    .limit(f.rows);
   if (f.tenantId !== undefined) inner.where('tenant_id', f.tenantId);
   if (f.action !== undefined) inner.where('action', f.action);
   if (f.actorSubject !== undefined) {
@@ -119,7 +122,7 @@ export async function selectEventPage(trx: Knex.Transaction, f: EventPageFilter)
     .map((c) => `coalesce(octet_length(to_json(p.${c})::text), 4)`)
     .join(' + ');
   // 400: the keys, punctuation, uuids, timestamps and booleans of one event's JSON, and its comma.
-  const result = await trx.raw<{ rows: Array<EventPageRow & { running_bytes: string; n: string; fetched: string }> }>(
+  const result = await trx.raw<{ rows: Array<Omit<EventPageRow, 'data'> & { data_text: string; running_bytes: string; n: string; fetched: string }> }>(
     `select * from (
        select s.*,
               sum(s.row_bytes) over (order by s.occurred_at desc, s.id desc rows between unbounded preceding and current row) as running_bytes,
@@ -128,20 +131,26 @@ export async function selectEventPage(trx: Knex.Transaction, f: EventPageFilter)
          from (
            select p.id, p.occurred_at, p.action, p.tenant_id, p.actor_issuer, p.actor_subject, p.actor_email, p.actor_platform_admin,
                   p.target_type, p.target_id, p.request_id, p.ip, p.cursor_ts, b.data_bytes,
-                  case when b.data_bytes > ${cap} then jsonb_build_object('truncated', true, 'bytes', b.data_bytes) else p.data end as data,
-                  400 + least(b.data_bytes, ${cap} + 64) + ${textBytes} as row_bytes
+                  case when b.data_bytes > ${cap} then json_build_object('truncated', true, 'bytes', b.data_bytes)::text else b.data_text end as data_text,
+                  400 + (case when b.data_bytes > ${cap} then 64 else b.data_bytes end) + ${textBytes} as row_bytes
              from (${sql}) p
-             cross join lateral (select octet_length(p.data::text) as data_bytes) b
+             cross join lateral (select t as data_text, octet_length(t) as data_bytes from (select p.data::text as t offset 0) d) b
          ) s
      ) w
      where w.n = 1 or w.running_bytes <= ${budget}
      order by w.occurred_at desc, w.id desc`,
     bindings as Knex.RawBinding[],
   );
-  const rows = result.rows;
-  const fetched = rows.length ? Number(rows[0]!.fetched) : 0;
+  // The first row comes back even when it does not fit, so that `fetched` is known.
+  const rows = result.rows.filter((r) => f.keepFirst || Number(r.running_bytes) <= budget);
   return {
-    rows: rows.map(({ running_bytes: _r, n: _n, fetched: _f, ...r }) => ({ ...r, data_bytes: Number(r.data_bytes) })),
-    fetched,
+    rows: rows.map(({ running_bytes: _r, n: _n, fetched: _f, data_text, ...r }) => ({
+      ...r,
+      data: JSON.parse(data_text) as Record<string, unknown>,
+      data_bytes: Number(r.data_bytes),
+      row_bytes: Number(r.row_bytes),
+    })),
+    fetched: result.rows.length ? Number(result.rows[0]!.fetched) : 0,
+    bytes: rows.length ? Number(rows[rows.length - 1]!.running_bytes) : 0,
   };
 }
