@@ -491,8 +491,8 @@ export const acceptInvitation = <ThrowOnError extends boolean = false>(options: 
  *
  * Tenant admins only: the events of this tenant (never another tenant's, never the
  * platform-wide ones: row-level security), newest first, cursor paged. A change made by a
- * platform admin shows its actor as `{"platform_admin": true}` only (and `actor_subject`
- * never matches it). A page holds at most `limit` events and at most 1 MiB of JSON: it
+ * platform admin shows its actor as `{"platform_admin": true}` only, and `ip` null (and
+ * `actor_subject` never matches it). A page holds at most `limit` events and at most 1 MiB of JSON: it
  * may hold fewer events than `limit` while `next_cursor` is set.
  *
  */

@@ -159,6 +159,7 @@ describe("a platform admin's identity stays hidden from tenant admins", () => {
     const seen = await request(t.app).get('/api/tenant/events').set(headers).expect(200);
     const byOperator = seen.body.events.find((e: { action: string }) => e.action === 'tenant.updated');
     expect(byOperator.actor).toEqual({ platform_admin: true });
+    expect(byOperator.ip).toBeNull();
     expect(seen.text).not.toContain(operatorSub);
     expect(seen.text).not.toContain('operator@platform.test');
     const own = seen.body.events.find((e: { action: string }) => e.action === 'board.created');
@@ -169,6 +170,7 @@ describe("a platform admin's identity stays hidden from tenant admins", () => {
 
     const platform = await request(t.app).get(`/api/setup/events?tenant_id=${tenant.id}&action=tenant.updated`).set('Authorization', admin).expect(200);
     expect(platform.body.events[0].actor).toEqual({ issuer: LOCAL_ISSUER, subject: operatorSub, email: 'operator@platform.test', platform_admin: true });
+    expect(platform.body.events[0].ip).toMatch(/127\.0\.0\.1|::1/);
   });
 });
 

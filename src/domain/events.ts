@@ -151,18 +151,17 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
 export type EventView = 'platform' | 'tenant';
 
 export function toEventBody(r: EventRow, view: EventView = 'platform'): EventBody {
+  // The operator's client address identifies them as well as their subject does.
+  const hidden = view === 'tenant' && r.actor_platform_admin;
   return {
     event_id: r.id,
     occurred_at: (r.occurred_at instanceof Date ? r.occurred_at : new Date(r.occurred_at)).toISOString(),
     action: r.action,
     tenant_id: r.tenant_id,
-    actor:
-      view === 'tenant' && r.actor_platform_admin
-        ? { platform_admin: true }
-        : { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
+    actor: hidden ? { platform_admin: true } : { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
     target: { type: r.target_type, id: r.target_id },
     request_id: r.request_id,
-    ip: r.ip,
+    ip: hidden ? null : r.ip,
     data: r.data,
   };
 }
