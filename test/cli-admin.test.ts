@@ -53,10 +53,10 @@ function tenantctl(args: string[], env: Record<string, string> = {}): Promise<Ru
 }
 
 /** The binary on a pseudo-terminal (util-linux `script`), typing `input` at its prompt. */
-function tenantctlOnTerminal(args: string[], input: string): Promise<Run> {
+function tenantctlOnTerminal(args: string[], input: string, newline = true): Promise<Run> {
   const command = [process.execPath, CLI, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const proc = spawn('script', ['-qec', command, '/dev/null'], { cwd: ROOT, env: { ...cliEnv({}), NO_COLOR: '1' }, stdio: ['pipe', 'pipe', 'pipe'] });
-  proc.stdin!.end(`${input}\n`);
+  proc.stdin!.end(newline ? `${input}\n` : input);
   return collect(proc);
 }
 
@@ -212,6 +212,12 @@ describe('tenant delete', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stdout).toContain("Type the tenant's slug");
     expect(wrong.stdout).toContain(`error: not deleted: 'y' is not the slug '${x.slug}'`);
+    expect(await ownerConnection()('tenants').where({ id: x.id }).first('id')).toEqual({ id: x.id });
+
+    // End of input (Ctrl-D) cancels.
+    const eof = await tenantctlOnTerminal(['tenant', 'delete', x.slug, '--format', 'json'], '\u0004', false);
+    expect(eof.code).toBe(2);
+    expect(eof.stdout).toContain('error: not deleted: cancelled');
     expect(await ownerConnection()('tenants').where({ id: x.id }).first('id')).toEqual({ id: x.id });
 
     const right = await tenantctlOnTerminal(['tenant', 'delete', x.slug], x.slug);

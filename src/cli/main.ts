@@ -16,6 +16,9 @@ const prompt =
         const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
         try {
           return await rl.question(question);
+        } catch {
+          // End of input (Ctrl-D) answers nothing: the command treats it as a cancel.
+          return '';
         } finally {
           rl.close();
         }

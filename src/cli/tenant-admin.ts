@@ -61,7 +61,9 @@ export function registerTenantAdminCommands(program: Command, h: CommandHelpers,
       if (!opts.yes) {
         if (opts.format === 'json') h.progress(previewText.trimEnd());
         const typed = (await prompt!(`Type the tenant's slug (${found.slug}) to delete it, anything else to cancel: `)).trim();
-        if (typed !== found.slug) throw new CliError(`not deleted: '${typed}' is not the slug '${found.slug}'`, EXIT_ERROR);
+        if (typed !== found.slug) {
+          throw new CliError(typed ? `not deleted: '${typed}' is not the slug '${found.slug}'` : 'not deleted: cancelled', EXIT_ERROR);
+        }
       }
       const deleted = await call(conn, 'tenant delete', sdk.deleteTenant({ client: conn.client, path: { tenant_id: tenantId }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
       if (opts.format === 'json') return print(`${JSON.stringify({ preview, deleted }, null, 2)}\n`);
