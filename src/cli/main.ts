@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * tenantctl entry point (package.json "bin"). The only place the CLI touches process state:
- * argv, the standard streams, NO_COLOR and the exit status.
+ * argv, the standard streams (stdin only to ask for a confirmation), NO_COLOR and the exit status.
  */
 import readline from 'node:readline/promises';
 import { runCli } from './program';
