@@ -1,14 +1,31 @@
 #!/usr/bin/env node
 /**
  * tenantctl entry point (package.json "bin"). The only place the CLI touches process state:
- * argv, the standard streams, NO_COLOR and the exit status.
+ * argv, the standard streams (stdin only to ask for a confirmation), NO_COLOR and the exit status.
  */
+import readline from 'node:readline/promises';
 import { runCli } from './program';
 
 const stdout = { write: (s: string) => void process.stdout.write(s), isTTY: Boolean(process.stdout.isTTY) };
 const stderr = { write: (s: string) => void process.stderr.write(s), isTTY: Boolean(process.stderr.isTTY) };
 
-runCli(process.argv, { stdout, stderr, noColor: (process.env.NO_COLOR ?? '') !== '' })
+// Questions go to stderr, so stdout stays the command's output (JSON included).
+const prompt =
+  process.stdin.isTTY && process.stderr.isTTY
+    ? async (question: string): Promise<string> => {
+        const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+        try {
+          return await rl.question(question);
+        } catch {
+          // End of input (Ctrl-D) answers nothing: the command treats it as a cancel.
+          return '';
+        } finally {
+          rl.close();
+        }
+      }
+    : undefined;
+
+runCli(process.argv, { stdout, stderr, noColor: (process.env.NO_COLOR ?? '') !== '', prompt })
   .then((code) => {
     // exitCode, not exit(): let stdout drain when it is a pipe.
     process.exitCode = code;

@@ -12,6 +12,10 @@ import { EXIT_ERROR, reportFailure } from './errors';
 import { registerEventsCommand } from './events';
 import { styleFor, type Out } from './output';
 import { registerTenantCommands } from './tenant';
+import { registerTenantAdminCommands, type Prompt } from './tenant-admin';
+import { registerMembersCommands } from './members';
+import { registerInvitationsCommands } from './invitations';
+import { registerWebhooksCommands } from './webhooks';
 import { registerTokenCommand } from './token';
 
 export interface CliIO {
@@ -19,6 +23,8 @@ export interface CliIO {
   readonly stderr: Out;
   /** NO_COLOR is set in the environment. */
   readonly noColor: boolean;
+  /** Asks a question on the terminal; absent when stdin or stderr is not a terminal. */
+  readonly prompt?: Prompt;
 }
 
 /** Runs tenantctl with `argv` (as process.argv: node, script, args…) and returns the exit status. */
@@ -35,7 +41,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 
   program
     .name('tenantctl')
-    .description('Command-line tool for tenant-service: create, list and audit tenants; read the audit log; mint local tokens.')
+    .description('Command-line tool for tenant-service: manage and audit tenants, their members, invitations and webhooks; read the audit log; mint local tokens.')
     .version(packageVersion(), '-V, --version')
     .addOption(
       new Option('--url <url>', 'base URL of the service (default: from SERVICE_HOST and SERVICE_PORT, as the service listens)')
@@ -60,6 +66,11 @@ Examples:
   tenantctl tenant update acme-corp --provision-from-claims false
   tenantctl tenant update acme-corp --provision-from-claims true --claims-issuer https://idp.acme.com
   tenantctl tenant audit --tenant acme-corp
+  tenantctl tenant update acme-corp --name "Acme Inc" --status active
+  tenantctl tenant delete acme-corp --yes
+  tenantctl members set-role bob@acme.com --role admin --tenant acme-corp
+  tenantctl invitations create --email carol@acme.com --role member --tenant acme-corp
+  tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl token --sub alice --email alice@acme.com --admin`,
     );
@@ -79,6 +90,10 @@ Examples:
   registerTenantCommands(program, helpers);
   registerEventsCommand(program, { globals, style: (cmd) => styles(cmd).out, print });
   registerTokenCommand(program, helpers);
+  registerTenantAdminCommands(program, helpers, io.prompt);
+  registerMembersCommands(program, helpers);
+  registerInvitationsCommands(program, helpers);
+  registerWebhooksCommands(program, helpers);
 
   try {
     await program.parseAsync([...argv]);

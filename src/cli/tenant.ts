@@ -1,9 +1,9 @@
 /**
  * `tenantctl tenant create|list|update|audit`: tenants on the generated client (platform admin).
  */
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import * as sdk from '../../generated/sdk.gen';
-import type { AuditReport, AuditViolation, Tenant, TenantSettings } from '../../generated/types.gen';
+import type { AuditReport, AuditViolation, Tenant, TenantSettings, TenantStatus } from '../../generated/types.gen';
 import { call, connect, REQUEST_TIMEOUT_MS, type Connection } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError, EXIT_ERROR } from './errors';
@@ -14,7 +14,7 @@ const SLUG = /^[a-z0-9-]+$/;
 /** Registers the `tenant` command group on `program`. */
 export function registerTenantCommands(program: Command, h: CommandHelpers): void {
   const { globals, styles, formatOption, print, progress, setExitCode } = h;
-  const tenant = program.command('tenant').description('create, list, update and audit tenants (platform admin)');
+  const tenant = program.command('tenant').description('create, list, get, update, delete and audit tenants (platform admin)');
 
   tenant
     .command('create')
@@ -83,8 +83,12 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
 
   tenant
     .command('update')
-    .description("change a tenant's membership policy: whether callers named by the identity provider's claims become members")
+    .description("change a tenant: name, slug, settings, status (approve), and its membership policy (whether callers named by the identity provider's claims become members)")
     .argument('<tenant>', 'slug or tenant id')
+    .option('--name <name>', 'new display name (1-255 characters)', parseName)
+    .option('--slug <slug>', 'new slug (the default tenant keeps its slug)', parseSlug('--slug'))
+    .option('--settings <json>', 'settings as a JSON object; replaces the stored object', parseSettings)
+    .addOption(new Option('--status <status>', 'active approves a pending tenant').choices(['active', 'pending_approval']))
     .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
     .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
     .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)
@@ -92,11 +96,23 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
     .action(
       async (
         ref: string,
-        opts: { provisionFromClaims?: boolean; claimsIssuer?: string; anyIssuer: boolean; format: Format },
+        opts: {
+          name?: string;
+          slug?: string;
+          settings?: TenantSettings;
+          status?: TenantStatus;
+          provisionFromClaims?: boolean;
+          claimsIssuer?: string;
+          anyIssuer: boolean;
+          format: Format;
+        },
         cmd: Command,
       ) => {
-        if (opts.provisionFromClaims === undefined && opts.claimsIssuer === undefined && !opts.anyIssuer) {
-          throw new CliError('nothing to change: give --provision-from-claims true|false, --claims-issuer <url> or --any-issuer');
+        const policyChange = opts.provisionFromClaims !== undefined || opts.claimsIssuer !== undefined || opts.anyIssuer;
+        if (!policyChange && opts.name === undefined && opts.slug === undefined && opts.settings === undefined && opts.status === undefined) {
+          throw new CliError(
+            'nothing to change: give --name, --slug, --settings, --status, --provision-from-claims true|false, --claims-issuer <url> or --any-issuer',
+          );
         }
         if (opts.claimsIssuer !== undefined && opts.anyIssuer) throw new CliError('--claims-issuer and --any-issuer contradict each other');
         const conn = connect(globals(cmd));
@@ -108,11 +124,19 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
             client: conn.client,
             path: { tenant_id: tenantId },
             body: {
-              membership_policy: {
-                ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
-                ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
-                ...(opts.anyIssuer ? { claims_issuer: null } : {}),
-              },
+              ...(opts.name !== undefined ? { name: opts.name } : {}),
+              ...(opts.slug !== undefined ? { slug: opts.slug } : {}),
+              ...(opts.settings !== undefined ? { settings: opts.settings } : {}),
+              ...(opts.status !== undefined ? { status: opts.status } : {}),
+              ...(policyChange
+                ? {
+                    membership_policy: {
+                      ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
+                      ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
+                      ...(opts.anyIssuer ? { claims_issuer: null } : {}),
+                    },
+                  }
+                : {}),
             },
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           }),
@@ -120,17 +144,7 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
         if (opts.format === 'json') return print(`${JSON.stringify(updated, null, 2)}\n`);
         const { out } = styles(cmd);
         print(`${out.green(`Tenant '${updated.name}' (${updated.slug}) updated.`)}\n`);
-        print(
-          renderPairs(
-            [
-              ['tenant_id', updated.tenant_id],
-              ['slug', updated.slug],
-              ['provision_from_claims', String(updated.membership_policy.provision_from_claims)],
-              ['claims_issuer', updated.membership_policy.claims_issuer ?? '(any issuer)'],
-            ],
-            out,
-          ),
-        );
+        print(renderPairs(tenantPairs(updated), out));
       },
     );
 
@@ -159,17 +173,32 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A tenant id as given, or the id of the tenant with exactly this slug (CliError when none). */
-async function resolveTenantId(conn: Connection, ref: string): Promise<string> {
+export async function resolveTenantId(conn: Connection, ref: string): Promise<string> {
   if (UUID.test(ref)) return ref;
   if (!SLUG.test(ref)) throw new CliError(`'${ref}' is neither a tenant id nor a slug (lowercase letters, digits and hyphens)`);
   const page = await call(
     conn,
-    'tenant update',
+    'tenant lookup',
     sdk.listTenants({ client: conn.client, query: { q: ref, limit: 1000 }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
   );
   const match = page.tenants.find((t) => t.slug === ref);
   if (!match) throw new CliError(`no tenant with slug '${ref}'`, 1);
   return match.tenant_id;
+}
+
+/** A tenant as key/value lines (`tenant get`, `tenant update`). */
+export function tenantPairs(t: Tenant): Array<[string, string]> {
+  return [
+    ['tenant_id', t.tenant_id],
+    ['name', t.name],
+    ['slug', t.slug],
+    ['status', t.status],
+    ['settings', JSON.stringify(t.settings)],
+    ['provision_from_claims', String(t.membership_policy.provision_from_claims)],
+    ['claims_issuer', t.membership_policy.claims_issuer ?? '(any issuer)'],
+    ['created_at', t.created_at],
+    ['updated_at', t.updated_at],
+  ];
 }
 
 /** Every tenant matching `q`, page after page until `next_cursor` is null. */
