@@ -42,6 +42,8 @@ async function main(): Promise<void> {
   await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
   const db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements });
   const services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
+  // The tenant-token key set is made (or read) before the first request: a boot, not a caller, pays for it.
+  await services.tenantTokenKeys.publicJwks();
   const app = await createApp(config, services);
 
   const server = http.createServer(app);

@@ -61,6 +61,9 @@ import type {
   GetWebhookData,
   GetWebhookErrors,
   GetWebhookResponses,
+  IssueTenantTokenData,
+  IssueTenantTokenErrors,
+  IssueTenantTokenResponses,
   ListBoardsData,
   ListBoardsErrors,
   ListBoardsResponses,
@@ -100,6 +103,9 @@ import type {
   RevokeInvitationData,
   RevokeInvitationErrors,
   RevokeInvitationResponses,
+  RotateTenantTokenKeysData,
+  RotateTenantTokenKeysErrors,
+  RotateTenantTokenKeysResponses,
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
@@ -133,6 +139,7 @@ export interface OperationTypes {
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
+  issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };
@@ -146,6 +153,7 @@ export interface OperationTypes {
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
   resendInvitation: { data: ResendInvitationData; responses: ResendInvitationResponses; errors: ResendInvitationErrors; access: 'tenantAdmin' };
   revokeInvitation: { data: RevokeInvitationData; responses: RevokeInvitationResponses; errors: RevokeInvitationErrors; access: 'tenantAdmin' };
+  rotateTenantTokenKeys: { data: RotateTenantTokenKeysData; responses: RotateTenantTokenKeysResponses; errors: RotateTenantTokenKeysErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };

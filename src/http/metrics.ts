@@ -41,6 +41,8 @@ export interface Metrics {
   tenantResolution(source: TenantSource | 'none', outcome: string): void;
   /** For the webhook worker: one call per delivery attempt. */
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
+  /** One tenant token minted (POST /api/tenant/token). */
+  tenantTokenIssued(): void;
   /** The exposition text. */
   render(): Promise<string>;
 }
@@ -89,6 +91,11 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const tenantTokens = new Counter({
+    name: 'tenant_service_tenant_tokens_issued_total',
+    help: 'Tenant tokens issued.',
+    registers: [registry],
+  });
   registerPoolGauges(registry, opts.db);
   // Known labels start at zero, so rate() works from the first scrape.
   for (const outcome of ['delivered', 'retry', 'failed'] as const) deliveries.inc({ outcome }, 0);
@@ -110,6 +117,9 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     },
     webhookDelivery(outcome) {
       deliveries.inc({ outcome });
+    },
+    tenantTokenIssued() {
+      tenantTokens.inc();
     },
     render: () => registry.metrics(),
   };
