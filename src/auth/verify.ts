@@ -145,7 +145,7 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       }
       // Whatever key set this provider trusts (it may be this service's own JWKS), a tenant token
       // is for the product, never a bearer token here.
-      if (isTenantTokenClaims(claims, config)) return next(invalid('The token is a tenant token, meant for your product: call this service with your identity provider\u2019s token.'));
+      if (isTenantTokenClaims(claims, config)) return next(invalid('The token is a tenant token, meant for your product: call this service with the token of your identity provider.'));
       const caller = toCaller(claims, config, defaultIssuer);
       if (token !== null) tokens.set(token, caller, claims.exp, generation);
       next(null, caller);
