@@ -99,7 +99,7 @@ interface SdkResult<T> {
  * Unwraps an sdk call: the data on success, else a CliError naming the server's `error` and
  * `detail`, or saying the server could not be reached.
  */
-export async function call<T>(conn: Connection, what: string, result: Promise<SdkResult<T>>): Promise<T> {
+export async function call<T>(conn: Connection, what: string, result: Promise<SdkResult<T>>, hints: { forbidden?: string } = {}): Promise<T> {
   let r: SdkResult<T>;
   try {
     r = await result;
@@ -119,6 +119,8 @@ export async function call<T>(conn: Connection, what: string, result: Promise<Sd
           : conn.tokenSource === 'minted'
             ? ' (the token was minted from the local signing key; is the service using another SERVICE_DATA_DIR or auth provider? pass --token)'
             : '';
+    } else if (r.response.status === 403 && hints.forbidden !== undefined) {
+      hint = hints.forbidden;
     } else if (r.response.status === 403 && conn.tokenSource === 'given') {
       hint = ' (the token must carry the platform admin role)';
     }

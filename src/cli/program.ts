@@ -10,6 +10,7 @@ import { defaultServiceUrl, type GlobalOptions } from './api';
 import type { CommandHelpers } from './command';
 import { EXIT_ERROR, reportFailure } from './errors';
 import { registerEventsCommand } from './events';
+import { registerKeysCommands } from './keys';
 import { styleFor, type Out } from './output';
 import { registerTenantCommands } from './tenant';
 import { registerTokenCommand } from './token';
@@ -61,6 +62,8 @@ Examples:
   tenantctl tenant update acme-corp --provision-from-claims true --claims-issuer https://idp.acme.com
   tenantctl tenant audit --tenant acme-corp
   tenantctl events list --tenant acme-corp --since 24h
+  tenantctl keys rotate
+  SERVICE_TOKEN=<member's token> tenantctl tenant token --tenant acme-corp
   tenantctl token --sub alice --email alice@acme.com --admin`,
     );
 
@@ -79,6 +82,7 @@ Examples:
   registerTenantCommands(program, helpers);
   registerEventsCommand(program, { globals, style: (cmd) => styles(cmd).out, print });
   registerTokenCommand(program, helpers);
+  registerKeysCommands(program, helpers);
 
   try {
     await program.parseAsync([...argv]);
