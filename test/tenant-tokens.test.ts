@@ -12,6 +12,7 @@ import type { Express } from 'express';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyResult } from 'jose';
 import request from 'supertest';
 import { LOCAL_ISSUER } from '../src/auth/local-keys';
+import { insertTenantTokenKey } from '../src/db/queries/tenant-token-keys';
 import { withService, withTenant } from '../src/db/tenant-scope';
 import { privateKeyOf, type TenantTokenKeyRow } from '../src/domain/tenant-token-keys';
 import { startTestApp, type TestApp } from './helpers/app';
@@ -171,6 +172,15 @@ describe('POST /api/tenant/token on the shared database (local provider, multi-t
     const everything = JSON.stringify([event, r.body, jwks.body, t.logs]);
     for (const d of secrets) expect(everything).not.toContain(d);
     expect(everything).not.toMatch(/PRIVATE KEY|"d":/);
+  });
+
+  it('a failed key insert reports the database error without the statement that carries the private key', async () => {
+    await request(t.app).get('/.well-known/jwks.json').expect(200);
+    const [existing] = await keyRows(t);
+    const privateKey = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', d: 'private-material-must-not-leak' };
+    const err = await withService(t.db, (trx) => insertTenantTokenKey(trx, { kid: existing!.kid, publicJwk: existing!.public_jwk, privateKey, encryption: 'none' }, 0)).catch((e: unknown) => e);
+    expect(err).toEqual(expect.objectContaining({ code: '23505', message: expect.stringMatching(/^insert into tenant_token_keys failed - duplicate key value/) }));
+    expect(`${(err as Error).message} ${(err as Error).stack}`).not.toContain('private-material-must-not-leak');
   });
 
   it('counts the tokens it issues in /metrics (no tenant label)', async () => {

@@ -47,17 +47,34 @@ export async function selectLatestTenantTokenKey(trx: Knex.Transaction, forUpdat
 
 /** Inserts a key that signs `delaySeconds` from now. */
 export async function insertTenantTokenKey(trx: Knex.Transaction, key: NewTenantTokenKey, delaySeconds: number): Promise<TenantTokenKeyRow> {
-  const [row] = (await trx('tenant_token_keys')
-    .insert({
-      kid: key.kid,
-      algorithm: 'ES256',
-      public_jwk: key.publicJwk,
-      private_key: key.privateKey,
-      private_key_encryption: key.encryption,
-      signs_from: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
-    })
-    .returning('*')) as TenantTokenKeyRow[];
-  return row!;
+  try {
+    const [row] = (await trx('tenant_token_keys')
+      .insert({
+        kid: key.kid,
+        algorithm: 'ES256',
+        public_jwk: key.publicJwk,
+        private_key: key.privateKey,
+        private_key_encryption: key.encryption,
+        signs_from: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
+      })
+      .returning('*')) as TenantTokenKeyRow[];
+    return row!;
+  } catch (err) {
+    throw withoutStatement(err);
+  }
+}
+
+/**
+ * knex prefixes a failed query's error message with the statement and its values inlined, which
+ * for this insert is the private key: keep only the database's own message (code, constraint and
+ * the rest of the error stay, so it maps to an answer as usual).
+ */
+function withoutStatement(err: unknown): unknown {
+  if (err instanceof Error) {
+    const at = err.message.lastIndexOf(' - ');
+    if (at >= 0) err.message = `insert into tenant_token_keys failed - ${err.message.slice(at + 3)}`;
+  }
+  return err;
 }
 
 /**
