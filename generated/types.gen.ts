@@ -207,7 +207,7 @@ export type Event = {
     occurred_at: string;
     /**
      * tenant.created, tenant.registered, tenant.updated, tenant.approved, tenant.deleted,
-     * member.added, member.provisioned, member.role_changed, member.removed,
+     * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
      * webhook.created, webhook.updated, webhook.deleted, board.created,
      * tenant_token.key_rotated.
@@ -281,7 +281,7 @@ export type WebhookList = {
 
 export type CreateWebhookRequest = {
     /**
-     * An http or https URL without user name or password.
+     * An http or https URL without user name or password, on a public network (see createWebhook).
      */
     url: string;
     events: WebhookEventPatterns;
@@ -304,6 +304,9 @@ export type WebhookDeliveryAttempt = {
      */
     status_code: number | null;
     duration_ms: number;
+    /**
+     * Null on success; else a category only: `connection failed`, `timed out`, `HTTP <status>` (a redirect: `HTTP <status>: redirects are not followed`).
+     */
     error: string | null;
     /**
      * When the next attempt is due; null after success or the last attempt.
@@ -402,6 +405,22 @@ export type Member = {
     created_at: string;
 };
 
+/**
+ * The answer to leaving a tenant.
+ */
+export type LeftTenant = {
+    tenant_id: string;
+    tenant_slug: string;
+    /**
+     * The membership that ended, as it was.
+     */
+    membership: Member;
+    /**
+     * How many pending invitations the caller had sent (now revoked).
+     */
+    revoked_invitations: number;
+};
+
 export type MemberList = {
     members: Array<Member>;
     next_cursor: string | null;
@@ -445,7 +464,10 @@ export type Invitation = {
     accepted_at: string | null;
     revoked_at: string | null;
     /**
-     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL).
+     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL). The
+     * mail is sent after the invitation has committed; until the mail server has accepted
+     * it, this reads `failed` (not delivered: resend retries).
+     *
      */
     delivery: 'sent' | 'failed' | 'not_configured';
 };
@@ -2233,6 +2255,72 @@ export type UpdateMemberRoleResponses = {
 };
 
 export type UpdateMemberRoleResponse = UpdateMemberRoleResponses[keyof UpdateMemberRoleResponses];
+
+export type LeaveTenantData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/membership';
+};
+
+export type LeaveTenantErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type LeaveTenantError = LeaveTenantErrors[keyof LeaveTenantErrors];
+
+export type LeaveTenantResponses = {
+    /**
+     * The caller has left; the membership that ended.
+     */
+    200: LeftTenant;
+};
+
+export type LeaveTenantResponse = LeaveTenantResponses[keyof LeaveTenantResponses];
 
 export type ListInvitationsData = {
     body?: never;

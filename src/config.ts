@@ -41,6 +41,8 @@ export interface Config {
   readonly graphqlPath: string;
   /** SERVICE_EVENT_RETENTION_DAYS: how long audit-log events are kept (daily purge). */
   readonly eventRetentionDays: number;
+  /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
+  readonly webhookAllowPrivateNetworks: boolean;
   /** Slugs self-service registration may never take (the default tenant's slug is added). */
   readonly reservedSlugs: readonly string[];
   /** Days a deleted tenant's slug stays unavailable to self-service registration. */
@@ -218,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
+  const webhookAllowPrivateNetworks = bool('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
   let reservedSlugs = ['admin', 'api', 'app', 'default', 'help', 'root', 'setup', 'status', 'support', 'system', 'www'];
   const rs = raw('SERVICE_RESERVED_SLUGS');
   if (rs !== undefined) {
@@ -296,6 +299,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     graphqlPath,
     eventRetentionDays,
+    webhookAllowPrivateNetworks,
     reservedSlugs: Object.freeze(reservedSlugs),
     slugRetirementDays,
     invitationTtlHours,

@@ -11,7 +11,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
 import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './services';
 import { startRetentionWorker } from './workers/retention';
-import { startWebhookWorker } from './workers/webhook-delivery';
+import { DEFAULT_CONCURRENCY, startWebhookWorker } from './workers/webhook-delivery';
 
 const DRAIN_TIMEOUT_MS = 25_000;
 
@@ -58,7 +58,16 @@ async function main(): Promise<void> {
   // share the outbox) and the daily retention purge, which needs the owner's connection
   // (the migrations' URL: the schema owner; the pool above runs as the runtime role).
   const ownerUrl = embedded ? url : (config.migrationDatabaseUrl ?? url);
-  const webhookWorker = startWebhookWorker({ db, logger, onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome) });
+  // The worker has a pool of its own: an attempt holds its connection while the receiver answers
+  // (up to the 10 s timeout), and requests must never wait for those.
+  const webhookDb = openDatabase({ url, logger, poolMax: DEFAULT_CONCURRENCY + 1, preparedStatements: config.databasePreparedStatements });
+  const webhookWorker = startWebhookWorker({
+    db: webhookDb,
+    logger,
+    concurrency: DEFAULT_CONCURRENCY,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome),
+  });
   const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });
   const addr = server.address() as AddressInfo;
   logger.info(
@@ -90,6 +99,7 @@ async function main(): Promise<void> {
     clearTimeout(force);
     await closeServices(services);
     await db.destroy();
+    await webhookDb.destroy();
     if (embedded) await embedded.stop();
     logger.info('Stopped');
     // Log lines are written asynchronously: every buffered line is out before the process ends.

@@ -77,7 +77,7 @@ function writeOperations(): string[] {
 }
 
 async function newWebhook(): Promise<string> {
-  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['tenant.*'], enabled: false });
+  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['tenant.*'], enabled: false });
   expect(r.status).toBe(201);
   return r.body.webhook_id as string;
 }
@@ -149,19 +149,25 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 201, action: 'tenant.registered', actor: { subject: sub, platformAdmin: false }, target: { type: 'tenant', id: res.body.tenant_id }, tenantId: res.body.tenant_id };
   },
   async addMember() {
-    const { tenant, user, token } = await tenantWithMember('admin');
+    // Direct adds are the platform admin's (PRODUCT.md §6); tenant admins invite.
+    const { tenant } = await tenantWithMember('admin');
     const res = await request(t.app)
       .post('/api/tenant/members')
-      .set('Authorization', `Bearer ${token}`)
+      .set('Authorization', `Bearer ${adminToken(adminSub)}`)
       .set('X-Tenant', tenant.slug)
       .send({ subject: unique('new'), issuer: LOCAL_ISSUER, email: 'new@acme-corp.test', role: 'member' });
-    return { res, status: 201, action: 'member.added', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: res.body.user_id }, tenantId: tenant.id };
+    return { res, status: 201, action: 'member.added', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'member', id: res.body.user_id }, tenantId: tenant.id };
   },
   async removeMember() {
     const { tenant, user, token } = await tenantWithMember('admin');
     const other = await createUser(tenant.id);
     const res = await request(t.app).delete(`/api/tenant/members/${other.id}`).set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug);
     return { res, status: 204, action: 'member.removed', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: other.id }, tenantId: tenant.id };
+  },
+  async leaveTenant() {
+    const { tenant, user, token } = await tenantWithMember('member');
+    const res = await request(t.app).delete('/api/tenant/membership').set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug);
+    return { res, status: 200, action: 'member.left', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: user.id }, tenantId: tenant.id };
   },
   async createBoard() {
     const { tenant, user, token } = await tenantWithMember('member');
@@ -181,7 +187,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 200, action: 'tenant_token.key_rotated', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant_token_key', id: res.body.kid }, tenantId: null };
   },
   async createWebhook() {
-    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['member.*'], enabled: false });
+    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };
   },
   async updateWebhook() {

@@ -133,7 +133,7 @@ export async function benchEvents(input: EventsBenchInput): Promise<EventsBenchR
     const created = await post(on.port, '/api/setup/tenant', admin, { name: 'Bench Events', slug, include_sample_data: true });
     if (created.status !== 201) throw new Error(`createTenant answered ${created.status}`);
     const tenantId = created.body.tenant_id as string;
-    const hook = await post(on.port, '/api/setup/webhooks', admin, { url: 'http://127.0.0.1:9/bench', events: ['*'] });
+    const hook = await post(on.port, '/api/setup/webhooks', admin, { url: 'http://192.0.2.1:9/bench', events: ['*'] });
     if (hook.status !== 201) throw new Error(`createWebhook answered ${hook.status}`);
     const member = { Authorization: `Bearer ${signLocalToken(input.keys, { sub: 'bench-events-member', tenant: slug, ttlSeconds: 7200 })}` };
     for (let i = 0; i < 18; i++) await post(on.port, '/api/boards', member, { name: `Board ${i}` });

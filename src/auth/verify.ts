@@ -161,7 +161,8 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
   return Object.freeze({
     issuer: typeof claims.iss === 'string' && claims.iss !== '' ? claims.iss : defaultIssuer,
     subject: claims.sub as string,
-    email: typeof claims.email === 'string' ? claims.email : null,
+    // Trimmed on the way in (a tab or space from an IdP would be stored and defeat comparisons).
+    email: typeof claims.email === 'string' && claims.email.trim() !== '' ? claims.email.trim() : null,
     // Only true or "true" is verified; any other present value ("FALSE", 0, "yes"…) is not.
     emailVerified: ev === undefined ? null : ev === true || ev === 'true',
     name: typeof claims.name === 'string' ? claims.name : null,

@@ -20,6 +20,7 @@ export const EVENT_ACTIONS = [
   'member.provisioned',
   'member.role_changed',
   'member.removed',
+  'member.left',
   'invitation.created',
   'invitation.resent',
   'invitation.revoked',

@@ -108,6 +108,9 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
   }
   const allowed = policy.registrationAllowedDomains;
   if (allowed === null) return;
+  // admin_email first (PRODUCT.md §5): when its domain is not listed, the detail names that
+  // domain, whatever the token carries (SPEC.md §7).
+  assertDomainListed(allowed, 'admin_email', adminEmail);
   // admin_email is whatever the caller typed; only the token's own verified email proves who
   // they are. Absent email_verified counts as unverified here.
   if (registrant.email === null || registrant.emailVerified !== true) {
@@ -118,16 +121,14 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
         : 'Registration is limited to allowed email domains, and the token carries no verified email (email_verified must be true).',
     );
   }
-  const emails: Array<[string, string]> = [
-    ['admin_email', adminEmail],
-    ["the token's email claim", registrant.email],
-  ];
-  for (const [what, email] of emails) {
-    const domain = emailDomain(email);
-    if (domain === null || !isDomainAllowed(domain, allowed)) {
-      const shown = domain ?? (email.includes('@') ? email.slice(email.lastIndexOf('@') + 1) : email);
-      throw new ApiError('domainNotAllowed', `Registration is not allowed for the email domain '${shown}' (${what}).`);
-    }
+  assertDomainListed(allowed, "the token's email claim", registrant.email);
+}
+
+function assertDomainListed(allowed: readonly string[], what: string, email: string): void {
+  const domain = emailDomain(email);
+  if (domain === null || !isDomainAllowed(domain, allowed)) {
+    const shown = domain ?? (email.includes('@') ? email.slice(email.lastIndexOf('@') + 1) : email);
+    throw new ApiError('domainNotAllowed', `Registration is not allowed for the email domain '${shown}' (${what}).`);
   }
 }
 

@@ -64,6 +64,9 @@ import type {
   IssueTenantTokenData,
   IssueTenantTokenErrors,
   IssueTenantTokenResponses,
+  LeaveTenantData,
+  LeaveTenantErrors,
+  LeaveTenantResponses,
   ListBoardsData,
   ListBoardsErrors,
   ListBoardsResponses,
@@ -120,7 +123,7 @@ import type {
 /** Per operationId: the generated request, response and error types, and the x-access level. */
 export interface OperationTypes {
   acceptInvitation: { data: AcceptInvitationData; responses: AcceptInvitationResponses; errors: AcceptInvitationErrors; access: 'caller' };
-  addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantAdmin' };
+  addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantPlatformAdmin' };
   auditTenants: { data: AuditTenantsData; responses: AuditTenantsResponses; errors: AuditTenantsErrors; access: 'platformAdmin' };
   createBoard: { data: CreateBoardData; responses: CreateBoardResponses; errors: CreateBoardErrors; access: 'tenantMember' };
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
@@ -140,6 +143,7 @@ export interface OperationTypes {
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
   issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
+  leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };

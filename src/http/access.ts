@@ -1,7 +1,9 @@
 /**
  * Access, from the operation's `x-access` (the one place that decides who may call what):
  * public, caller (any verified token), platformAdmin, tenantMember (a member of the resolved
- * tenant, or a platform admin) and tenantAdmin (an admin of it, or a platform admin).
+ * tenant, or a platform admin), tenantAdmin (an admin of it, or a platform admin) and
+ * tenantPlatformAdmin (a platform admin acting in the resolved tenant; its own admins may not:
+ * adding a person directly is the operator's act, tenant admins invite).
  * The tenant levels finish after the tenant is entered: membership is known only then.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -29,6 +31,10 @@ export function accessStage(): RequestHandler {
  * by entering: a caller who is neither a member nor a platform admin got 403 Access denied there.
  */
 export function checkTenantAccess(op: ContractOperation, entry: TenantEntry): void {
+  if (op.access === 'tenantPlatformAdmin') {
+    if (entry.caller.isPlatformAdmin) return;
+    throw new ApiError('forbidden', `Only platform admins may call ${op.method} ${op.path}, not the tenant's own admins.`);
+  }
   if (op.access !== 'tenantAdmin') return;
   if (entry.membership?.role === 'admin' || entry.caller.isPlatformAdmin) return;
   throw new ApiError('forbidden', `Only admins of tenant '${entry.tenant.slug}' may call ${op.method} ${op.path}.`);

@@ -6,7 +6,7 @@
  */
 import { loadOpenApiDocument } from '../openapi-document';
 
-export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin'] as const;
+export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin', 'tenantPlatformAdmin'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
 /** One rate-limit counter: every operation naming it shares its count per caller. */

@@ -22,6 +22,7 @@ const KINDS_FOR_ACCESS: Record<ContractOperation['access'], ReadonlyArray<AnyHan
   platformAdmin: ['caller'],
   tenantMember: ['tenant', 'tenantEntry'],
   tenantAdmin: ['tenant', 'tenantEntry'],
+  tenantPlatformAdmin: ['tenant', 'tenantEntry'],
 };
 
 /** Boot check (the types already say so): one handler per operation, of a kind its access level fits. */

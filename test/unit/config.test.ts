@@ -48,6 +48,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_JWT_AUDIENCE: 'api', SERVICE_TENANT_TOKEN_AUDIENCE: 'api' })).toThrow(/SERVICE_TENANT_TOKEN_AUDIENCE/);
   });
 
+  it('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: off unless turned on', () => {
+    expect(loadConfig({}).webhookAllowPrivateNetworks).toBe(false);
+    expect(loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhookAllowPrivateNetworks).toBe(true);
+    expect(() => loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sometimes' })).toThrow(/SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
+  });
+
   it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);

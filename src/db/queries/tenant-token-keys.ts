@@ -1,5 +1,5 @@
 /**
- * SQL of the tenant-token signing keys (table `tenant_token_keys`, migration 007). Platform rows,
+ * SQL of the tenant-token signing keys (table `tenant_token_keys`, migration 008). Platform rows,
  * read and written only outside a tenant transaction (its row-level security policy says so).
  * Times are the database's clock, so instances with skewed clocks agree on when a key signs.
  */
