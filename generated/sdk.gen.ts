@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -377,6 +377,36 @@ export const listMyTenants = <ThrowOnError extends boolean = false>(options?: Op
 export const getCurrentTenant = <ThrowOnError extends boolean = false>(options?: Options<GetCurrentTenantData, ThrowOnError>) => (options?.client ?? client).get<GetCurrentTenantResponses, GetCurrentTenantErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenant',
+    ...options
+});
+
+/**
+ * Decide a product request for a gateway
+ *
+ * The decision endpoint for gateways in front of a product (nginx `auth_request`, Caddy
+ * `forward_auth`, Traefik `forwardAuth`, Envoy `ext_authz`): the same tenant resolution,
+ * membership and provisioning as `GET /api/tenant`, from the forwarded request's
+ * `Authorization` and `X-Tenant` headers (and the token's claims). On **200** the headers
+ * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-User-Id` and `X-User-Subject` carry the
+ * decision for the gateway to copy onto the request it forwards to the product.
+ *
+ * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
+ * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is
+ * never read (the connection is closed after the answer instead).
+ *
+ * Refusals use only the statuses gateways pass on: **401** for token problems and **403**
+ * for every other refusal (no, malformed or unknown tenant, not a member, pending approval,
+ * tenant mismatch, `role` not held, a platform admin who is not a member), with the usual
+ * Error body (its `error` says which, e.g. `Tenant not found`) and the same string in
+ * `X-Tenant-Error`. An unavailable database is **503**, so the gateway fails closed.
+ * Counted against its own `decision` counter (6 000 per minute per caller by default,
+ * SERVICE_RATE_LIMIT_DECISION_PER_MINUTE).
+ *
+ */
+export const decideTenantAccess = <ThrowOnError extends boolean = false>(options?: Options<DecideTenantAccessData, ThrowOnError>) => (options?.client ?? client).get<DecideTenantAccessResponses, DecideTenantAccessErrors, ThrowOnError>({
+    querySerializer: { parameters: { forwarded: { object: { style: 'form' } } } },
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/decision',
     ...options
 });
 

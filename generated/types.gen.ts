@@ -365,6 +365,12 @@ export type RegisterTenantRequest = {
 
 export type ApiAccess = {
     tenant_header: string;
+    /**
+     * SERVICE_GRAPHQL_PATH: the path of your product's GraphQL API, served by your
+     * application (behind a gateway that asks `GET /api/tenant/decision`), not by
+     * tenant-service.
+     *
+     */
     graphql_endpoint: string;
     api_base_url: string;
     authentication_required: boolean;
@@ -501,6 +507,20 @@ export type AcceptInvitationRequest = {
 export type AcceptedInvitation = {
     tenant: Tenant;
     membership: Member;
+};
+
+/**
+ * The decision of `GET /api/tenant/decision`, the same as its headers.
+ */
+export type TenantDecision = {
+    tenant_id: string;
+    tenant_slug: string;
+    tenant_role: 'admin' | 'member';
+    user_id: string;
+    /**
+     * The token's `sub`, as is.
+     */
+    user_subject: string;
 };
 
 export type CurrentTenant = {
@@ -1907,6 +1927,73 @@ export type GetCurrentTenantResponses = {
 };
 
 export type GetCurrentTenantResponse = GetCurrentTenantResponses[keyof GetCurrentTenantResponses];
+
+export type DecideTenantAccessData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Refuse (403 `Forbidden`) members without this role. `member` admits every member.
+         */
+        role?: 'admin' | 'member';
+        /**
+         * Any other query parameter is accepted and ignored: Envoy's `ext_authz` appends the
+         * product request's path and query to its `path_prefix`
+         * (`/api/tenant/decision?path=/graphql?x=1`).
+         *
+         */
+        forwarded?: {
+            [key: string]: unknown;
+        };
+    };
+    url: '/api/tenant/decision';
+};
+
+export type DecideTenantAccessErrors = {
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * Every refusal other than the token's: `Missing X-Tenant header`, `Invalid X-Tenant header
+     * format`, `Tenant not found`, `Access denied`, `Tenant pending approval`, `Forbidden`
+     * (the `role` is not held), `Validation error`, `Method not allowed`.
+     *
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DecideTenantAccessError = DecideTenantAccessErrors[keyof DecideTenantAccessErrors];
+
+export type DecideTenantAccessResponses = {
+    /**
+     * The caller may act in the tenant; the headers carry the decision.
+     */
+    200: TenantDecision;
+};
+
+export type DecideTenantAccessResponse = DecideTenantAccessResponses[keyof DecideTenantAccessResponses];
 
 export type IssueTenantTokenData = {
     body?: never;

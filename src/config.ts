@@ -30,12 +30,16 @@ export interface Config {
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
   readonly databasePreparedStatements: boolean;
+  /** SERVICE_DATABASE_QUERY_TIMEOUT_MS: how long a request waits for a pooled connection or a query's answer before its 503. */
+  readonly databaseQueryTimeoutMs: number;
   /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
   readonly jwtCacheSize: number;
   readonly adminRole: string;
   readonly adminRoleClaim: string;
   readonly defaultTenantSlug: string;
   readonly rateLimitEnabled: boolean;
+  /** SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the `decision` counter's limit; null: the contract's (6 000). */
+  readonly rateLimitDecisionPerMinute: number | null;
   readonly redisKeyPrefix: string;
   readonly trustProxy: boolean;
   readonly graphqlPath: string;
@@ -177,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
   const databasePreparedStatements = bool('SERVICE_DATABASE_PREPARED_STATEMENTS', true);
+  const databaseQueryTimeoutMs = int('SERVICE_DATABASE_QUERY_TIMEOUT_MS', 100, 600_000) ?? 5_000;
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');
@@ -210,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`SERVICE_DEFAULT_TENANT_SLUG: must match ^[a-z0-9-]+$, got '${defaultTenantSlug}'`);
   }
   const rateLimitEnabled = bool('SERVICE_RATE_LIMIT_ENABLED', true);
+  const rateLimitDecisionPerMinute = int('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE', 1, 10_000_000);
   const redisKeyPrefix = env.SERVICE_REDIS_KEY_PREFIX ?? 'tenant-service:';
   const trustProxy = bool('SERVICE_TRUST_PROXY', false);
   const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
@@ -291,10 +297,12 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAudience,
     jwtCacheSize,
     databasePreparedStatements,
+    databaseQueryTimeoutMs,
     adminRole,
     adminRoleClaim,
     defaultTenantSlug,
     rateLimitEnabled,
+    rateLimitDecisionPerMinute,
     redisKeyPrefix,
     trustProxy,
     graphqlPath,

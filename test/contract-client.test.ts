@@ -111,6 +111,12 @@ describe('the generated client drives every operation', () => {
     const tenantToken = await call('issueTenantToken', 200, sdk.issueTenantToken({ client, headers: member }));
     expect(tenantToken.data).toEqual(expect.objectContaining({ token_type: 'Bearer', tenant_id: tenant.id, role: 'admin' }));
     expect(current.data!.tenant.slug).toBe(tenant.slug);
+    const decision = await call('decideTenantAccess', 200, sdk.decideTenantAccess({ client, headers: member, query: { role: 'admin' } }));
+    expect(decision.response.headers.get('x-tenant-id')).toBe(tenant.id);
+    expect(decision.data).toMatchObject({ tenant_id: tenant.id, user_id: user.id, tenant_role: 'admin' });
+    const decisionRefused = await call('decideTenantAccess', 403, sdk.decideTenantAccess({ client, headers: { ...member, 'X-Tenant': unique('missing') } }));
+    expect(decisionRefused.error).toMatchObject({ error: 'Tenant not found' });
+    expect(decisionRefused.response.headers.get('x-tenant-error')).toBe('Tenant not found');
     const members = await call('listMembers', 200, sdk.listMembers({ client, headers: member }));
     expect(members.data!.members.map((m) => m.user_id)).toContain(user.id);
     // Direct adds are the platform admin's; a tenant admin is refused (403).

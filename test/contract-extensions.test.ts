@@ -8,6 +8,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import yaml from 'js-yaml';
 import { ACCESS_LEVELS, readContractOperations } from '../src/http/contract';
+import { Router } from '../src/http/router';
 import { openApiPath } from '../src/openapi-document';
 
 const raw = () => yaml.load(fs.readFileSync(openApiPath(), 'utf8')) as { paths: Record<string, Record<string, Record<string, unknown>>> };
@@ -44,6 +45,30 @@ describe('x-access and x-rate-limit', () => {
     const twoLimits = raw();
     (twoLimits.paths['/api/boards']!.get!['x-rate-limit'] as { limit: number }).limit = 601;
     expect(() => readContractOperations(twoLimits as never)).toThrow(/counter 'api' has two limits/);
+  });
+
+  it('x-forwarded-methods: the decision answers the methods gateways forward; a bad list stops the boot', () => {
+    const ops = readContractOperations(raw() as never);
+    const decision = ops.find((o) => o.operationId === 'decideTenantAccess')!;
+    expect({ method: decision.method, forwarded: decision.forwardedMethods, takesBody: decision.takesBody }).toEqual({
+      method: 'GET',
+      forwarded: ['HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      takesBody: false,
+    });
+    expect(ops.filter((o) => o.forwardedMethods.length > 0).map((o) => o.operationId)).toEqual(['decideTenantAccess']);
+    const router = new Router(ops);
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      expect(router.match(method, '/api/tenant/decision')).toMatchObject({ kind: 'operation', operation: { operationId: 'decideTenantAccess' } });
+    }
+    expect(router.match('OPTIONS', '/api/tenant/decision')).toEqual({ kind: 'methodNotAllowed' });
+    expect(router.match('POST', '/api/tenant')).toEqual({ kind: 'methodNotAllowed' });
+
+    const lower = raw();
+    lower.paths['/api/tenant/decision']!.get!['x-forwarded-methods'] = ['post'];
+    expect(() => readContractOperations(lower as never)).toThrow(/x-forwarded-methods must list upper-case methods/);
+    const withBody = raw();
+    withBody.paths['/api/tenant/decision']!.get!.requestBody = { content: {} };
+    expect(() => readContractOperations(withBody as never)).toThrow(/x-forwarded-methods .* without requestBody/);
   });
 
   it('src/handlers/operations.gen.ts is generated from openapi.yaml', () => {

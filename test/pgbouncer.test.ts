@@ -9,22 +9,20 @@
  *
  * The isolation suites themselves run through PgBouncer with `npm run test:pgbouncer`.
  */
-import fs from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { Client } from 'pg';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createFreshDatabase, type FreshDatabase } from './helpers/fresh-database';
-import { startPgBouncer, type PgBouncer } from './helpers/pgbouncer';
+import { pgbouncerBinary, pgbouncerMissing, startPgBouncer, type PgBouncer } from './helpers/pgbouncer';
 import { ADMIN_URL } from './setup/global-setup';
 import { adminToken, tokenFor, unique } from './factories';
 
 jest.setTimeout(120_000);
 
 // CI installs Debian's pgbouncer (.ci/run); elsewhere the suite says why it did not run.
-const PGBOUNCER = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
-const available = fs.existsSync(PGBOUNCER);
-if (!available) process.stderr.write(`test/pgbouncer.test.ts skipped: ${PGBOUNCER} not found (apt-get install pgbouncer)\n`);
+const available = pgbouncerBinary() !== null;
+if (!available) process.stderr.write(`test/pgbouncer.test.ts skipped: ${pgbouncerMissing()}\n`);
 const maybe = available ? describe : describe.skip;
 
 maybe('behind PgBouncer in transaction mode', () => {

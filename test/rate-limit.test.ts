@@ -64,6 +64,8 @@ describe('the table', () => {
         ['key-rotation', 10, 'hour', 'POST /api/setup/tenant-token-keys/rotate'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
+        // PRODUCT.md §14: the gateway decision, asked on every product request, any forwarded method.
+        ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],
       ].sort(),
     );
   });

@@ -134,4 +134,5 @@ it('runs every README block marked readme-test, in order, without a failure', as
   expect(result.stdout).toContain('"tenant_slug":"globex"');
   expect(result.stdout).toContain('"graphql_endpoint":"/graphql"');
   expect(result.stdout).toContain('"source":"email_domain"');
+  expect(result.stdout).toMatch(/^X-Tenant-Slug: acme\r?$/im); // the gateway decision's headers for Bob
 });

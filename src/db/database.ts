@@ -25,7 +25,8 @@ export interface DatabaseOptions {
   /**
    * Client-side limit on waiting for a query's answer (default: statement timeout + 2 s). The
    * statement timeout is enforced by the server, so a server that does not answer at all
-   * (stopped, hung, partitioned) needs this one; the connection is then discarded.
+   * (stopped, hung, partitioned) needs this one; the connection is then discarded. It also
+   * bounds waiting for a pooled connection (at most 10 s) and connecting (at most 5 s).
    */
   queryTimeoutMs?: number;
   /**
@@ -87,13 +88,14 @@ class StaticMigrationSource implements Knex.MigrationSource<string> {
  */
 export function openDatabase(opts: DatabaseOptions): Knex {
   const statementTimeout = opts.statementTimeoutMs ?? 30_000;
+  const queryTimeout = opts.queryTimeoutMs ?? statementTimeout + QUERY_TIMEOUT_GRACE_MS;
   const db = knexFactory({
     client: 'pg',
     connection: {
       connectionString: opts.url,
       statement_timeout: statementTimeout,
-      query_timeout: opts.queryTimeoutMs ?? statementTimeout + QUERY_TIMEOUT_GRACE_MS,
-      connectionTimeoutMillis: 5_000,
+      query_timeout: queryTimeout,
+      connectionTimeoutMillis: Math.min(5_000, queryTimeout),
       keepAlive: true,
     },
     pool: {
@@ -108,7 +110,7 @@ export function openDatabase(opts: DatabaseOptions): Knex {
         conn.query(`SET ROLE ${APP_ROLE}`, (err) => done(err, conn));
       },
     },
-    acquireConnectionTimeout: 10_000,
+    acquireConnectionTimeout: Math.min(10_000, queryTimeout),
     log: knexLog(opts.logger),
     // Read by preparedName (src/db/request-transaction.ts); knex ignores keys it does not know.
     preparedStatements: opts.preparedStatements ?? true,

@@ -22,6 +22,9 @@ import type {
   CreateWebhookData,
   CreateWebhookErrors,
   CreateWebhookResponses,
+  DecideTenantAccessData,
+  DecideTenantAccessErrors,
+  DecideTenantAccessResponses,
   DeleteTenantData,
   DeleteTenantErrors,
   DeleteTenantResponses,
@@ -129,6 +132,7 @@ export interface OperationTypes {
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };
+  decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin' };
   getBoard: { data: GetBoardData; responses: GetBoardResponses; errors: GetBoardErrors; access: 'tenantMember' };

@@ -34,7 +34,7 @@ export const getCurrentTenant = tenantEntry(
 // Resolved like GET /api/tenant (one statement); signing needs no transaction either.
 export const issueTenantToken = tenantEntry(async (ctx): Promise<Reply<IssueTenantTokenResponses>> => {
   if (!ctx.membership) {
-    throw new ApiError('forbidden', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
+    throw new ApiError('accessDenied', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
   }
   const t = await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: ctx.membership });
   ctx.services.metrics?.tenantTokenIssued?.();

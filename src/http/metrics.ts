@@ -7,6 +7,7 @@
  *   tenant_service_http_request_duration_seconds{operation,method,status_class}   histogram
  *   tenant_service_tenant_resolutions_total{source,outcome}                        counter
  *   tenant_service_rate_limit_refusals_total{counter}                              counter
+ *   tenant_service_tenant_decisions_total{outcome}   (GET /api/tenant/decision)    counter
  *   tenant_service_db_pool_connections{state}  (used | free | pending_acquire | pending_create)
  *   tenant_service_db_pool_max                                                      gauge
  *   tenant_service_webhook_deliveries_total{outcome}                               counter
@@ -19,6 +20,7 @@ import { ApiError } from '../errors';
 import { loadOpenApiDocument } from '../openapi-document';
 import { requestedTenant, type TenantSource } from '../tenancy/resolve';
 import type { RequestContext } from './context';
+import { DECISION_OUTCOMES, type DecisionOutcome } from './decision';
 
 /** One finished HTTP request, as the access line sees it (the pipeline's `observeRequest` seam). */
 export interface RequestSample {
@@ -39,6 +41,8 @@ export interface Metrics {
   /** Once per finished request; a 429 also counts a refusal of the operation's rate-limit counter. */
   observeRequest(sample: RequestSample): void;
   tenantResolution(source: TenantSource | 'none', outcome: string): void;
+  /** Once per answer of the gateway decision (src/http/decision.ts's outcomes). */
+  tenantDecision(outcome: DecisionOutcome): void;
   /** For the webhook worker: one call per delivery attempt. */
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** One tenant token minted (POST /api/tenant/token). */
@@ -73,30 +77,9 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const resolutions = new Counter({
-    name: 'tenant_service_tenant_resolutions_total',
-    help: 'Tenant resolutions of tenant-scoped requests by source (claim kind, header, email domain, single_tenant, none) and outcome.',
-    labelNames: ['source', 'outcome'] as const,
-    registers: [registry],
-  });
-  const refusals = new Counter({
-    name: 'tenant_service_rate_limit_refusals_total',
-    help: 'Requests refused with 429 by rate-limit counter.',
-    labelNames: ['counter'] as const,
-    registers: [registry],
-  });
-  const deliveries = new Counter({
-    name: 'tenant_service_webhook_deliveries_total',
-    help: 'Webhook delivery attempts by outcome (delivered, retry, failed).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const tenantTokens = new Counter({
-    name: 'tenant_service_tenant_tokens_issued_total',
-    help: 'Tenant tokens issued.',
-    registers: [registry],
-  });
+  const { resolutions, refusals, deliveries, tenantTokens, decisions } = createCounters(registry);
   registerPoolGauges(registry, opts.db);
+  for (const outcome of DECISION_OUTCOMES) decisions.inc({ outcome }, 0);
   // Known labels start at zero, so rate() works from the first scrape.
   for (const outcome of ['delivered', 'retry', 'failed'] as const) deliveries.inc({ outcome }, 0);
 
@@ -121,8 +104,45 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     tenantTokenIssued() {
       tenantTokens.inc();
     },
+    tenantDecision(outcome) {
+      decisions.inc({ outcome });
+    },
     render: () => registry.metrics(),
   };
+}
+
+/** The service's counters, registered in `registry`. */
+function createCounters(registry: Registry) {
+  const resolutions = new Counter({
+    name: 'tenant_service_tenant_resolutions_total',
+    help: 'Tenant resolutions of tenant-scoped requests by source (claim kind, header, email domain, single_tenant, none) and outcome.',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'tenant_service_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by rate-limit counter.',
+    labelNames: ['counter'] as const,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'tenant_service_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const tenantTokens = new Counter({
+    name: 'tenant_service_tenant_tokens_issued_total',
+    help: 'Tenant tokens issued.',
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: 'tenant_service_tenant_decisions_total',
+    help: 'Answers of the gateway decision (GET /api/tenant/decision) by outcome: allowed, unauthorized, forbidden, rate_limited, unavailable, error.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  return { resolutions, refusals, deliveries, tenantTokens, decisions };
 }
 
 /** Gauges read from knex's pool (tarn) at scrape time. */

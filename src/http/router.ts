@@ -47,7 +47,7 @@ export class Router {
     for (const route of candidates) {
       if (!sameShape(route, segments)) continue;
       pathMatched = true;
-      if (route.operation.method !== method) continue;
+      if (route.operation.method !== method && !route.operation.forwardedMethods.includes(method)) continue;
       const params = decodeParams(route, segments);
       if (params instanceof ApiError) return { kind: 'badParameter', operation: route.operation, error: params };
       return { kind: 'operation', operation: route.operation, params };
