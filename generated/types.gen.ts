@@ -206,7 +206,8 @@ export type Event = {
     event_id: string;
     occurred_at: string;
     /**
-     * tenant.created, tenant.registered, tenant.updated, tenant.approved, tenant.deleted,
+     * tenant.created, tenant.registered, tenant.updated, tenant.approved,
+     * tenant.deletion_started (written before a delete removes any row), tenant.deleted,
      * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
      * webhook.created, webhook.updated, webhook.deleted, board.created,
@@ -225,18 +226,34 @@ export type Event = {
      * The client address (from X-Forwarded-For only with SERVICE_TRUST_PROXY).
      */
     ip: string | null;
+    /**
+     * The affected object, at most 16 KiB (16 384 bytes) of compact JSON. A value that
+     * would pass the bound is cut, largest first, and replaced by the marker
+     * `{"truncated": true, "bytes": <n>}` where `n` is the cut value's size as JSON in
+     * bytes; `data` itself is that marker when nothing else fits.
+     *
+     * Tenant `settings` and registration `metadata` are free-form: only the values of the
+     * top-level keys listed in SERVICE_EVENT_SETTINGS_KEYS (default `admin_email`,
+     * `billing_plan`, `features`) are copied, nested content included. Every other key
+     * keeps its name and shows `"[redacted] sha256:<64 hex digits>"`: SHA-256 of the UTF-8
+     * text `<tenant_id>\n<key>\n<the value as JSON with sorted keys, no white space>`, so
+     * a change of the value changes the hash and the value itself is never kept.
+     *
+     */
     data: {
         [key: string]: unknown;
     };
 };
 
 /**
- * The verified caller who made the change.
+ * The verified caller who made the change. In `GET /api/tenant/events`, a platform admin's
+ * change shows `{"platform_admin": true}` only: no issuer, subject or email.
+ *
  */
 export type EventActor = {
-    issuer: string | null;
-    subject: string | null;
-    email: string | null;
+    issuer?: string | null;
+    subject?: string | null;
+    email?: string | null;
     platform_admin: boolean;
 };
 

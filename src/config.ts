@@ -47,6 +47,8 @@ export interface Config {
   readonly eventRetentionDays: number;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** SERVICE_EVENT_SETTINGS_KEYS: the tenant settings / registration metadata keys whose values events copy. */
+  readonly eventSettingsKeys: readonly string[];
   /** Slugs self-service registration may never take (the default tenant's slug is added). */
   readonly reservedSlugs: readonly string[];
   /** Days a deleted tenant's slug stays unavailable to self-service registration. */
@@ -227,6 +229,15 @@ export function loadConfig(env: Env = process.env): Config {
 
   const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
   const webhookAllowPrivateNetworks = bool('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
+  // Top-level keys, case-sensitive as settings keys are; `none` copies no value at all.
+  let eventSettingsKeys = ['admin_email', 'billing_plan', 'features'];
+  const esk = raw('SERVICE_EVENT_SETTINGS_KEYS');
+  if (esk !== undefined) {
+    eventSettingsKeys = esk.toLowerCase() === 'none' ? [] : [...new Set(esk.split(',').map((k) => k.trim()).filter((k) => k !== ''))];
+    for (const k of eventSettingsKeys) {
+      if (k.length > 255) problems.push(`SERVICE_EVENT_SETTINGS_KEYS: a key is longer than 255 characters ('${k.slice(0, 40)}…')`);
+    }
+  }
   let reservedSlugs = ['admin', 'api', 'app', 'default', 'help', 'root', 'setup', 'status', 'support', 'system', 'www'];
   const rs = raw('SERVICE_RESERVED_SLUGS');
   if (rs !== undefined) {
@@ -308,6 +319,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlPath,
     eventRetentionDays,
     webhookAllowPrivateNetworks,
+    eventSettingsKeys: Object.freeze(eventSettingsKeys),
     reservedSlugs: Object.freeze(reservedSlugs),
     slugRetirementDays,
     invitationTtlHours,

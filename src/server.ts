@@ -6,13 +6,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app';
-import type { AppServices } from './http/services';
+import type { AppServices } from './context/app-services';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, openDatabase, openOwnerDatabase } from './db/database';
 import type { Database } from './db/tenant-scope';
 import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
 import { createLogger, flushLogger } from './logger';
-import { buildServices, closeServices } from './services';
+import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
 import { DEFAULT_CONCURRENCY, startWebhookWorker } from './workers/webhook-delivery';
 

@@ -138,7 +138,8 @@ const CASES: Record<string, () => Promise<Expected>> = {
   async deleteTenant() {
     const tenant = await createTenant();
     const res = await request(t.app).delete(`/api/setup/tenant/${tenant.id}`).set('Authorization', admin);
-    return { res, status: 200, action: 'tenant.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+    // The intent is recorded before the first batch, the deletion with the tenant row.
+    return { res, status: 200, action: 'tenant.deleted', also: ['tenant.deletion_started'], actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
   },
   async registerTenant() {
     const sub = unique('founder');
@@ -285,7 +286,7 @@ describe('event details', () => {
     const id = created.body.tenant_id as string;
     await request(t.app).delete(`/api/setup/tenant/${id}`).set('Authorization', admin).expect(200);
     const r = await request(t.app).get(`/api/setup/events?tenant_id=${id}`).set('Authorization', admin).expect(200);
-    expect(r.body.events.map((e: { action: string }) => e.action)).toEqual(['tenant.deleted', 'tenant.created']);
+    expect(r.body.events.map((e: { action: string }) => e.action)).toEqual(['tenant.deleted', 'tenant.deletion_started', 'tenant.created']);
     expect(r.body.events[0]).toMatchObject({ actor: { subject: adminSub, platform_admin: true, issuer: LOCAL_ISSUER }, target: { type: 'tenant', id } });
   });
 });

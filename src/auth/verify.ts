@@ -11,22 +11,12 @@ import { expressjwt, type GetVerificationKey } from 'express-jwt';
 import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { readClaim } from '../tenancy/resolve';
+import { readClaim, type Caller } from '../context/claims';
 import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
 import { isTenantTokenClaims } from './tenant-tokens';
 import { VerifiedTokenCache } from './token-cache';
 
-/** The verified caller of a request. */
-export interface Caller {
-  readonly issuer: string;
-  readonly subject: string;
-  readonly email: string | null;
-  readonly emailVerified: boolean | null;
-  readonly name: string | null;
-  readonly isPlatformAdmin: boolean;
-  readonly claims: Readonly<Record<string, unknown>>;
-}
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
 /** Issuer recorded for HS256 tokens that carry no `iss`. */

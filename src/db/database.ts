@@ -106,7 +106,6 @@ export function openDatabase(opts: DatabaseOptions): Knex {
       // session-level SET ROLE lands on one server connection and is not followed. On a direct
       // connection it keeps a statement that skipped those helpers out of the owner's rights.
       afterCreate(conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) {
-        discardOnReadTimeout(conn as unknown as TimeoutAwareConnection);
         conn.query(`SET ROLE ${APP_ROLE}`, (err) => done(err, conn));
       },
     },
@@ -133,36 +132,11 @@ export function openOwnerDatabase(url: string): Knex {
 
 // --- Client-side query timeout (issue 17 item 6) ---------------------------------------------
 
-/** How much longer than the statement timeout the client waits before giving up on an answer. */
-export const QUERY_TIMEOUT_GRACE_MS = 2_000;
-
-interface TimeoutAwareConnection {
-  query: (...args: unknown[]) => unknown;
-  __knex__disposed?: unknown;
-  connection?: { stream?: { destroy(): void } };
-}
-
 /**
- * pg's `query_timeout` fails the query but leaves it running on the connection, which knex would
- * hand to the next request (that would then queue behind a server that does not answer). Marks
- * such a connection disposed (knex destroys it on release) and closes its socket.
+ * How much longer than the statement timeout the client waits before giving up on an answer.
+ * A connection whose query timed out is closed by ./request-transaction.ts, not reused.
  */
-function discardOnReadTimeout(conn: TimeoutAwareConnection): void {
-  const query = conn.query.bind(conn);
-  conn.query = (...args: unknown[]) => {
-    const last = args[args.length - 1];
-    if (typeof last === 'function') {
-      args[args.length - 1] = (err: Error | null, res: unknown) => {
-        if (err && err.message === 'Query read timeout') {
-          conn.__knex__disposed = err;
-          conn.connection?.stream?.destroy();
-        }
-        (last as (e: Error | null, r: unknown) => void)(err, res);
-      };
-    }
-    return query(...args);
-  };
-}
+export const QUERY_TIMEOUT_GRACE_MS = 2_000;
 
 const MIGRATION_LOCK = 7_284_019_551; // pg_advisory_lock key: one migrator at a time per database
 

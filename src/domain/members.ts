@@ -6,7 +6,7 @@
  */
 import { UserRow } from '../db/models';
 import { fetchKeysetRows } from '../db/queries/keyset-page';
-import { deleteMember, findMemberForUpdate, lockAdmins, lockMemberForDelete, setMemberRole } from '../db/queries/members';
+import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
@@ -32,13 +32,8 @@ export interface NewMember {
  * already a member (same issuer and subject) is a 409 Conflict. The email is stored trimmed.
  */
 export async function addMember(trx: Transaction, origin: EventOrigin, tenantId: string, m: NewMember): Promise<UserRow> {
-  const rows = (await UserRow.query(trx)
-    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email.trim(), display_name: m.displayName, role: m.role })
-    .onConflict(['tenant_id', 'issuer', 'subject'])
-    .ignore()
-    .returning('*')) as unknown as UserRow | UserRow[] | undefined;
-  const row = Array.isArray(rows) ? rows[0] : rows;
-  if (!row?.id) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
+  const row = await insertMemberIfAbsent(trx, tenantId, { ...m, email: m.email.trim() });
+  if (!row) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
   await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.id }, data: { member: memberData(row) } });
   return row;
 }

@@ -11,7 +11,7 @@ import { lockRegistrant, membershipsOf } from '../db/queries/registration';
 import { lockSlug, retiredAmong, takenAmong } from '../db/queries/slugs';
 import { withPlatformRead, withSavepoint, withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
+import { freeForm, recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
 import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
 
@@ -199,9 +199,10 @@ export async function registerTenantForCaller(
       tenantId: t.id,
       target: { type: 'tenant', id: t.id },
       data: {
-        tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status },
+        tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status },
         admin: { user_id: created.adminUserId, issuer: registrant.issuer, subject: registrant.subject, email: request.adminEmail },
-        registration: t.registration,
+        // `metadata` is the caller's free-form object (up to the 1 MiB body): allow-listed keys only.
+        registration: { ...t.registration, metadata: freeForm(t.registration?.metadata ?? {}) },
         slug_generated: slugGenerated,
       },
     });

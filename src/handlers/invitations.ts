@@ -19,7 +19,7 @@ import type {
 import type { InvitationRow } from '../db/models';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
-import type { TenantEntry } from '../http/context';
+import type { TenantEntry } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { authenticated, tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
 

@@ -19,7 +19,7 @@ import { originOf } from '../domain/events';
 import { ApiError } from '../errors';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
-import type { TenantContext } from '../http/context';
+import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
 

@@ -8,7 +8,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
-import type { TenantEntry } from './context';
+import type { TenantEntry } from '../context/request';
 import type { ContractOperation } from './contract';
 import { stateOf } from './request-state';
 

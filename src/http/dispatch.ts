@@ -5,11 +5,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { AnyHandler, HandlerInput, Reply } from '../handlers/types';
+import type { AnyHandler, HandlerInput, Reply } from './handler-contract';
 import { enterTenant, enterTenantOnly } from '../tenancy/enter';
 import { checkTenantAccess } from './access';
 import { observeTenantResolution } from './metrics';
-import type { AuthenticatedContext, RequestContext } from './context';
+import type { AuthenticatedContext, RequestContext } from '../context/request';
 import type { ContractOperation } from './contract';
 import { stateOf, type RequestState } from './request-state';
 

@@ -13,13 +13,12 @@
  *   tenant_service_webhook_deliveries_total{outcome}                               counter
  *   process_* and nodejs_*: prom-client's default process metrics
  */
-import crypto from 'node:crypto';
 import type { Database } from '../db/tenant-scope';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../errors';
 import { loadOpenApiDocument } from '../openapi-document';
 import { requestedTenant, type TenantSource } from '../tenancy/resolve';
-import type { RequestContext } from './context';
+import type { RequestContext } from '../context/request';
 import { DECISION_OUTCOMES, type DecisionOutcome } from './decision';
 
 /** One finished HTTP request, as the access line sees it (the pipeline's `observeRequest` seam). */
@@ -191,17 +190,6 @@ function rateLimitCounters(): Map<string, string> {
 /** The `outcome` label of a failed resolution: the error kind (missingTenant, tenantNotFound…). */
 export function resolutionOutcome(err: unknown): string {
   return err instanceof ApiError ? err.kind : 'error';
-}
-
-/**
- * The bearer check of GET /metrics when SERVICE_METRICS_TOKEN is set: constant-time comparison
- * of SHA-256 digests (equal lengths whatever the input, so the length does not leak either).
- */
-export function metricsTokenMatches(expected: string, authorization: string | undefined): boolean {
-  const m = typeof authorization === 'string' ? /^Bearer ([^\s]+)$/i.exec(authorization.trim()) : null;
-  const given = crypto.createHash('sha256').update(m ? m[1]! : '').digest();
-  const wanted = crypto.createHash('sha256').update(expected).digest();
-  return crypto.timingSafeEqual(given, wanted) && m !== null;
 }
 
 /**

@@ -29,7 +29,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { FALLBACK_COUNTER, rateLimitCounters, reachesApi, readContractOperations, type ContractOperation } from './contract';
 import { stateOf } from './request-state';
-import type { RateLimiter } from './services';
+import type { RateLimiter } from '../context/app-services';
 
 /** One counter of the contract (`x-rate-limit`): every operation naming it shares its count per caller. */
 export interface RateLimitRule {

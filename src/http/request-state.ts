@@ -6,10 +6,10 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/verify';
+import type { Caller } from '../context/claims';
 import type { ContractOperation } from './contract';
 import { DECISION_PATH, decisionOutcome } from './decision';
-import type { AppServices } from './services';
+import type { AppServices } from '../context/app-services';
 import type { ValidatedInput } from './validate';
 
 export class RequestState {

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
-import type { AuthenticatedContext, Membership, ResolvedTenant, TenantContext, TenantEntry } from '../http/context';
+import type { AuthenticatedContext, Membership, ResolvedTenant, TenantContext, TenantEntry } from '../context/request';
 import { enterTenantOnce, withEnteredTenant, type EnterTenantParams, type EnterTenantRow } from '../db/queries/enter-tenant';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';

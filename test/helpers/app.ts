@@ -12,9 +12,9 @@ import { loadConfig, type Config } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import type { TenantTokenKeyOptions } from '../../src/auth/tenant-tokens';
 import type { AuthenticatorOptions } from '../../src/auth/verify';
-import type { AppServices } from '../../src/http/services';
+import type { AppServices } from '../../src/context/app-services';
 import { createLogger } from '../../src/logger';
-import { buildServices, closeServices } from '../../src/services';
+import { buildServices, closeServices } from '../../src/build-services';
 
 export interface TestApp {
   app: Express;

@@ -61,6 +61,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: 'lots' })).toThrow(/SERVICE_RATE_LIMIT_DECISION_PER_MINUTE/);
   });
 
+  it('SERVICE_EVENT_SETTINGS_KEYS: the keys whose values events copy, `none` for none', () => {
+    expect(loadConfig({}).eventSettingsKeys).toEqual(['admin_email', 'billing_plan', 'features']);
+    expect(loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: ' theme, billing_plan ,,theme' }).eventSettingsKeys).toEqual(['theme', 'billing_plan']);
+    expect(loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: 'none' }).eventSettingsKeys).toEqual([]);
+    expect(() => loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: 'x'.repeat(256) })).toThrow(/SERVICE_EVENT_SETTINGS_KEYS/);
+  });
+
   it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);

@@ -4,7 +4,7 @@
  * token hash belongs to (and nothing else) for a caller who has no tenant yet.
  */
 import type { Knex } from 'knex';
-import { InvitationRow, type TenantRow, type UserRow } from '../models';
+import { InvitationRow, type TenantRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 import { withPlatformRead } from '../tenant-scope';
 
@@ -184,19 +184,8 @@ export async function lockTenantForKeyShare(trx: Knex.Transaction, tenantId: str
   return (await trx('tenants').where({ id: tenantId }).forKeyShare().first()) as TenantRow | undefined;
 }
 
-/** Adds the accepting caller as a member; undefined when they already are one. */
-export async function insertMemberIfAbsent(
-  trx: Knex.Transaction,
-  tenantId: string,
-  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
-): Promise<UserRow | undefined> {
-  const rows = (await trx('users')
-    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
-    .onConflict(['tenant_id', 'issuer', 'subject'])
-    .ignore()
-    .returning('*')) as Array<UserRow>;
-  return rows[0];
-}
+/** Adding the accepting caller is a users-table query (./members.ts). */
+export { insertMemberIfAbsent } from './members';
 
 /** The role of a member (plain read, no lock); undefined when the member is gone. */
 export async function roleOfMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<'admin' | 'member' | undefined> {

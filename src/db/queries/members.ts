@@ -49,6 +49,20 @@ export async function setMemberRole(trx: Knex.Transaction, tenantId: string, use
 }
 
 /** Deletes the member; waits for the member's in-flight requests (their FOR KEY SHARE) to end. */
+/** Adds a member; undefined when the subject of this issuer already is one. */
+export async function insertMemberIfAbsent(
+  trx: Knex.Transaction,
+  tenantId: string,
+  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
+): Promise<UserRow | undefined> {
+  const rows = (await trx('users')
+    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
+    .onConflict(['tenant_id', 'issuer', 'subject'])
+    .ignore()
+    .returning('*')) as Array<UserRow>;
+  return rows[0];
+}
+
 export async function deleteMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<number> {
   return trx('users').where({ tenant_id: tenantId, id: userId }).delete();
 }
