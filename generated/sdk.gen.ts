@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -35,10 +35,13 @@ export const getHealth = <ThrowOnError extends boolean = false>(options?: Option
 export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>) => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({ url: '/readyz', ...options });
 
 /**
- * Public keys of the local token issuer
+ * Public keys of the service's tokens
  *
- * The JSON Web Key Set that verifies tokens minted by `tenantctl token` when
- * SERVICE_AUTH_PROVIDER is `local`. Empty with any other provider.
+ * The JSON Web Key Set that verifies tenant tokens (`POST /api/tenant/token`, ES256) in
+ * every auth mode, and, when SERVICE_AUTH_PROVIDER is `local`, the tokens minted by
+ * `tenantctl token` (RS256). It lists the key that signs now, the next key (published
+ * before it signs) and retired keys until the last token they signed has expired.
+ * Cacheable for 5 minutes.
  *
  */
 export const getJwks = <ThrowOnError extends boolean = false>(options?: Options<GetJwksData, ThrowOnError>) => (options?.client ?? client).get<GetJwksResponses, GetJwksErrors, ThrowOnError>({ url: '/.well-known/jwks.json', ...options });
@@ -66,6 +69,24 @@ export const getMetrics = <ThrowOnError extends boolean = false>(options?: Optio
 export const getSetupStatus = <ThrowOnError extends boolean = false>(options?: Options<GetSetupStatusData, ThrowOnError>) => (options?.client ?? client).get<GetSetupStatusResponses, GetSetupStatusErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/setup/status',
+    ...options
+});
+
+/**
+ * Rotate the tenant-token signing key
+ *
+ * Creates the next tenant-token signing key. It is published in
+ * `/.well-known/jwks.json` at once and signs only from `signs_from` (15 minutes later),
+ * so verifiers that refresh their copy of the key set at least every 10 minutes know it
+ * before the first token carries it. The previous key signs until then and stays
+ * published until `previous_published_until` (its last token's expiry plus a minute),
+ * then is dropped. Records the event `tenant_token.key_rotated` (key ids and times, never
+ * key material). Limited to 10 requests per hour per caller.
+ *
+ */
+export const rotateTenantTokenKeys = <ThrowOnError extends boolean = false>(options?: Options<RotateTenantTokenKeysData, ThrowOnError>) => (options?.client ?? client).post<RotateTenantTokenKeysResponses, RotateTenantTokenKeysErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant-token-keys/rotate',
     ...options
 });
 
@@ -387,6 +408,31 @@ export const decideTenantAccess = <ThrowOnError extends boolean = false>(options
     querySerializer: { parameters: { forwarded: { object: { style: 'form' } } } },
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenant/decision',
+    ...options
+});
+
+/**
+ * Issue a tenant token for your product
+ *
+ * A short-lived JWT that tells your product which tenant the caller acts in, verified
+ * with any JWT library against `GET /.well-known/jwks.json` with no call back to this
+ * service. Signed with ES256; header `typ: at+jwt` and `kid`; claims `iss`
+ * (SERVICE_TENANT_TOKEN_ISSUER), `aud` (SERVICE_TENANT_TOKEN_AUDIENCE), `sub` (the
+ * caller's subject), `idp_iss` (the caller's identity provider), `client_id`,
+ * `tenant_id`, `tenant_slug`, `tenant_role`, `user_id`, `iat`, `exp`
+ * (SERVICE_TENANT_TOKEN_TTL seconds, default 300) and `jti`.
+ *
+ * The tenant is resolved like `GET /api/tenant` (claims or `X-Tenant`); only members
+ * get a token (a platform admin who is not a member is refused, 403). A member removed
+ * from the tenant keeps a token already issued until its `exp`. This service refuses
+ * its own tenant tokens as bearer tokens (401). Its own rate-limit counter,
+ * `tenant-token`: 120 requests per minute per caller (a client fetches a new token
+ * when the previous one is about to expire).
+ *
+ */
+export const issueTenantToken = <ThrowOnError extends boolean = false>(options?: Options<IssueTenantTokenData, ThrowOnError>) => (options?.client ?? client).post<IssueTenantTokenResponses, IssueTenantTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/token',
     ...options
 });
 

@@ -210,7 +210,8 @@ export type Event = {
      * tenant.deletion_started (written before a delete removes any row), tenant.deleted,
      * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
-     * webhook.created, webhook.updated, webhook.deleted, board.created.
+     * webhook.created, webhook.updated, webhook.deleted, board.created,
+     * tenant_token.key_rotated.
      *
      */
     action: string;
@@ -603,6 +604,40 @@ export type Jwks = {
     }>;
 };
 
+export type TenantToken = {
+    /**
+     * The ES256 JWT (header typ at+jwt) for your product.
+     */
+    access_token: string;
+    token_type: 'Bearer';
+    /**
+     * Seconds until the token expires (SERVICE_TENANT_TOKEN_TTL).
+     */
+    expires_in: number;
+    tenant_id: string;
+    tenant_slug: string;
+    role: MemberRole;
+};
+
+export type KeyRotation = {
+    /**
+     * Key id of the new key (already published).
+     */
+    kid: string;
+    /**
+     * When the new key starts signing tenant tokens.
+     */
+    signs_from: string;
+    /**
+     * The key it replaces; null when there was none.
+     */
+    previous_kid: string | null;
+    /**
+     * When the replaced key leaves the JWKS.
+     */
+    previous_published_until: string | null;
+};
+
 /**
  * Slug of the tenant for this request, used when the token's claims name no tenant.
  * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
@@ -730,6 +765,10 @@ export type GetJwksErrors = {
      *
      */
     400: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
 };
 
 export type GetJwksError = GetJwksErrors[keyof GetJwksErrors];
@@ -822,6 +861,54 @@ export type GetSetupStatusResponses = {
 };
 
 export type GetSetupStatusResponse = GetSetupStatusResponses[keyof GetSetupStatusResponses];
+
+export type RotateTenantTokenKeysData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/setup/tenant-token-keys/rotate';
+};
+
+export type RotateTenantTokenKeysErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type RotateTenantTokenKeysError = RotateTenantTokenKeysErrors[keyof RotateTenantTokenKeysErrors];
+
+export type RotateTenantTokenKeysResponses = {
+    /**
+     * The rotation.
+     */
+    200: KeyRotation;
+};
+
+export type RotateTenantTokenKeysResponse = RotateTenantTokenKeysResponses[keyof RotateTenantTokenKeysResponses];
 
 export type CreateTenantData = {
     body: CreateTenantRequest;
@@ -1924,6 +2011,68 @@ export type DecideTenantAccessResponses = {
 };
 
 export type DecideTenantAccessResponse = DecideTenantAccessResponses[keyof DecideTenantAccessResponses];
+
+export type IssueTenantTokenData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/token';
+};
+
+export type IssueTenantTokenErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type IssueTenantTokenError = IssueTenantTokenErrors[keyof IssueTenantTokenErrors];
+
+export type IssueTenantTokenResponses = {
+    /**
+     * The tenant token.
+     */
+    200: TenantToken;
+};
+
+export type IssueTenantTokenResponse = IssueTenantTokenResponses[keyof IssueTenantTokenResponses];
 
 export type ListMembersData = {
     body?: never;

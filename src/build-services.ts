@@ -3,6 +3,7 @@
  */
 import type { Logger } from 'pino';
 import { loadOrCreateLocalKeys } from './auth/local-keys';
+import { TenantTokenKeys, type TenantTokenKeyOptions } from './auth/tenant-tokens';
 import type { Config } from './config';
 import type { Database } from './db/tenant-scope';
 import { createMetrics } from './http/metrics';
@@ -14,6 +15,8 @@ export interface BuildServicesOptions {
   db: Database;
   logger: Logger;
   embeddedDatabase?: boolean;
+  /** Internal timing of the tenant-token key set (tests shorten it). */
+  tenantTokenKeys?: TenantTokenKeyOptions;
 }
 
 /** Loads the local signing key (local provider) and builds the rate limiter. */
@@ -24,6 +27,7 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
     db: opts.db,
     logger: opts.logger,
     localKeys,
+    tenantTokenKeys: new TenantTokenKeys(opts.db, config, opts.logger, opts.tenantTokenKeys),
     rateLimiter,
     embeddedDatabase: opts.embeddedDatabase ?? false,
     mailer: createMailer(config.smtpUrl, config.mailFrom),

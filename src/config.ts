@@ -61,6 +61,14 @@ export interface Config {
   readonly mailFrom: string | null;
   /** When set, GET /metrics requires `Authorization: Bearer <this token>`. */
   readonly metricsToken: string | null;
+  /** `iss` of tenant tokens (SERVICE_TENANT_TOKEN_ISSUER; default http://SERVICE_HOST:SERVICE_PORT). */
+  readonly tenantTokenIssuer: string;
+  /** `aud` of tenant tokens (SERVICE_TENANT_TOKEN_AUDIENCE). */
+  readonly tenantTokenAudience: string;
+  /** Lifetime of a tenant token in seconds (SERVICE_TENANT_TOKEN_TTL, at most 3600). */
+  readonly tenantTokenTtlSeconds: number;
+  /** Encrypts the tenant-token private keys at rest (SERVICE_KEY_ENCRYPTION_SECRET); null: stored plain. */
+  readonly keyEncryptionSecret: string | null;
 }
 
 /** Thrown when one or more variables are invalid; the message names each of them. */
@@ -259,6 +267,22 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`SERVICE_MAIL_FROM: expected an email address ('tenants@example.com' or 'Acme <tenants@example.com>'), got '${mailFrom}'`);
   }
   if (smtpUrl !== null && mailFrom === null) problems.push('SERVICE_MAIL_FROM: required when SERVICE_SMTP_URL is set');
+  // No public-URL variable exists: the default issuer is the bind address, the same on every
+  // instance started with the same configuration; production sets its public URL.
+  const tenantTokenIssuer = str('SERVICE_TENANT_TOKEN_ISSUER') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const tenantTokenAudience = str('SERVICE_TENANT_TOKEN_AUDIENCE') ?? 'tenant-service-products';
+  const tenantTokenTtlSeconds = int('SERVICE_TENANT_TOKEN_TTL', 1, 3600) ?? 300;
+  // The service refuses bearer tokens with its tenant tokens' issuer or audience: sharing them with the identity provider's would refuse every caller.
+  if (tenantTokenIssuer === jwtIssuer || tenantTokenIssuer === oidcIssuer || tenantTokenIssuer === 'urn:tenant-service:local') {
+    problems.push(`SERVICE_TENANT_TOKEN_ISSUER: '${tenantTokenIssuer}' is also the issuer of the tokens this service accepts; choose another`);
+  }
+  if (tenantTokenAudience === jwtAudience) {
+    problems.push(`SERVICE_TENANT_TOKEN_AUDIENCE: '${tenantTokenAudience}' is also SERVICE_JWT_AUDIENCE; choose another`);
+  }
+  const keyEncryptionSecret = str('SERVICE_KEY_ENCRYPTION_SECRET');
+  if (keyEncryptionSecret !== null && Buffer.byteLength(keyEncryptionSecret, 'utf8') < 32) {
+    problems.push('SERVICE_KEY_ENCRYPTION_SECRET: must be at least 32 bytes (a random string, e.g. `openssl rand -base64 32`)');
+  }
 
   if (problems.length) throw new ConfigError(problems);
 
@@ -302,6 +326,10 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl,
     mailFrom,
     metricsToken,
+    tenantTokenIssuer,
+    tenantTokenAudience,
+    tenantTokenTtlSeconds,
+    keyEncryptionSecret,
   });
 }
 

@@ -49,6 +49,8 @@ async function main(): Promise<void> {
     await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
     db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements, queryTimeoutMs: config.databaseQueryTimeoutMs });
     services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
+    // The tenant-token key set is made (or read) before the first request: a boot, not a caller, pays for it.
+    await services.tenantTokenKeys.publicJwks();
     server.on('request', await createApp(config, services));
     server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
     server.headersTimeout = 66_000;

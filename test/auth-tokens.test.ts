@@ -80,8 +80,11 @@ describe('local provider', () => {
 
   it('publishes the local key at /.well-known/jwks.json', async () => {
     const r = await request(t.app).get('/.well-known/jwks.json').expect(200);
-    expect(r.body.keys).toEqual([expect.objectContaining({ kid: keys().kid, kty: 'RSA', alg: 'RS256', use: 'sig' })]);
-    expect(r.body.keys[0].d).toBeUndefined();
+    // Beside it, the tenant-token keys (ES256), published in every auth mode.
+    expect(r.body.keys[0]).toEqual(expect.objectContaining({ kid: keys().kid, kty: 'RSA', alg: 'RS256', use: 'sig' }));
+    expect(r.body.keys.slice(1).length).toBeGreaterThan(0);
+    for (const k of r.body.keys.slice(1)) expect(k).toEqual(expect.objectContaining({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' }));
+    for (const k of r.body.keys) expect(k.d).toBeUndefined();
   });
 
   it('no Authorization header', () => expect401(t, null));

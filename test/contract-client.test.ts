@@ -65,12 +65,15 @@ describe('the generated client drives every operation', () => {
     await call('getHealth', 200, sdk.getHealth({ client }));
     await call('getReadiness', 200, sdk.getReadiness({ client }));
     const jwks = await call('getJwks', 200, sdk.getJwks({ client }));
-    expect(jwks.data!.keys.length).toBe(1);
+    // The local provider's key and the tenant-token keys.
+    expect(jwks.data!.keys.length).toBeGreaterThanOrEqual(2);
     const metrics = await call('getMetrics', 200, sdk.getMetrics({ client, parseAs: 'text' }));
     expect(String(metrics.data)).toContain('# TYPE tenant_service_http_request_duration_seconds histogram');
 
     // setup
     await call('getSetupStatus', 200, sdk.getSetupStatus({ client, headers: admin }));
+    const rotated = await call('rotateTenantTokenKeys', 200, sdk.rotateTenantTokenKeys({ client, headers: admin }));
+    expect(rotated.data!.previous_kid).not.toBe(rotated.data!.kid);
     const slug = unique('client');
     const created = await call('createTenant', 201, sdk.createTenant({ client, headers: admin, body: { name: 'Client Co', slug, settings: { billing_plan: 'pro' } } }));
     const id = created.data!.tenant_id;
@@ -105,6 +108,8 @@ describe('the generated client drives every operation', () => {
 
     // tenant-scoped
     const current = await call('getCurrentTenant', 200, sdk.getCurrentTenant({ client, headers: member }));
+    const tenantToken = await call('issueTenantToken', 200, sdk.issueTenantToken({ client, headers: member }));
+    expect(tenantToken.data).toEqual(expect.objectContaining({ token_type: 'Bearer', tenant_id: tenant.id, role: 'admin' }));
     expect(current.data!.tenant.slug).toBe(tenant.slug);
     const decision = await call('decideTenantAccess', 200, sdk.decideTenantAccess({ client, headers: member, query: { role: 'admin' } }));
     expect(decision.response.headers.get('x-tenant-id')).toBe(tenant.id);

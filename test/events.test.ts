@@ -175,6 +175,18 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const res = await request(t.app).post('/api/boards').set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug).send({ name: 'Evented board' });
     return { res, status: 201, action: 'board.created', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'board', id: res.body.board_id }, tenantId: tenant.id };
   },
+  // Minting a tenant token changes nothing but what entering the tenant may: here, a caller provisioned from its claim.
+  async issueTenantToken() {
+    const tenant = await createTenant();
+    const sub = unique('claimed-token');
+    const res = await request(t.app).post('/api/tenant/token').set('Authorization', `Bearer ${tokenFor({ sub, claims: { tenant: tenant.slug } })}`);
+    const userId = JSON.parse(Buffer.from(String(res.body.access_token).split('.')[1]!, 'base64url').toString('utf8')).user_id as string;
+    return { res, status: 200, action: 'member.provisioned', actor: { subject: sub, platformAdmin: false }, target: { type: 'member', id: userId }, tenantId: tenant.id };
+  },
+  async rotateTenantTokenKeys() {
+    const res = await request(t.app).post('/api/setup/tenant-token-keys/rotate').set('Authorization', admin);
+    return { res, status: 200, action: 'tenant_token.key_rotated', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant_token_key', id: res.body.kid }, tenantId: null };
+  },
   async createWebhook() {
     const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };

@@ -128,6 +128,11 @@ describe('A. requests of every kind', () => {
     expect((await a.get('/api/tenant').set(auth(claimed)).set('X-Tenant', tenant.slug)).status).toBe(403);
     expect((await a.get('/api/tenant').set(auth(member)).set('X-Tenant', 'Not A Slug')).status).toBe(400);
     expect((await a.get('/api/setup/tenants').set(auth(member))).status).toBe(403);
+    // A tenant token (minted, then refused as a bearer token) and a key rotation.
+    const tenantToken = (await a.post('/api/tenant/token').set(auth(member)).set('X-Tenant', tenant.slug)).body.access_token as string;
+    tokensSent.push(tenantToken);
+    expect((await a.get('/api/tenant').set(auth(tenantToken)).set('X-Tenant', tenant.slug)).status).toBe(401);
+    expect((await a.post('/api/setup/tenant-token-keys/rotate').set(auth(admin))).status).toBe(200);
     // Body errors: wrong content type (415), too large (413), bad JSON (400); a wrong method (405).
     expect((await a.post('/api/boards').set(auth(claimed)).set('Content-Type', 'text/plain').send('x')).status).toBe(415);
     expect((await a.post('/api/boards').set(auth(claimed)).set('Content-Type', 'application/json').send(`{"name":"${'x'.repeat(1_100_000)}"}`)).status).toBe(413);

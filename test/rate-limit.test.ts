@@ -60,6 +60,8 @@ describe('the table', () => {
         ['setup-delete', 5, 'hour', 'DELETE /api/setup/tenant/*'],
         ['register', 3, 'hour', 'POST /api/tenants/register'],
         ['invitations', 50, 'hour', 'POST /api/tenant/invitations and /api/tenant/invitations/*'],
+        ['tenant-token', 120, 'minute', 'POST /api/tenant/token'],
+        ['key-rotation', 10, 'hour', 'POST /api/setup/tenant-token-keys/rotate'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
         // PRODUCT.md §14: the gateway decision, asked on every product request, any forwarded method.

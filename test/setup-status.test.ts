@@ -35,6 +35,7 @@ describe('setupRecommendations', () => {
     hasDefaultTenant: true,
     otherTenants: 3,
     pendingApproval: 0,
+    keyEncryptionSecretSet: true,
   };
 
   it('has nothing to say about a production-ready deployment', () => {
@@ -55,6 +56,7 @@ describe('setupRecommendations', () => {
     ['tenants unreachable in single-tenant mode', { multiTenantMode: false, otherTenants: 2 }, /2 tenants besides the default exist but cannot be reached/],
     ['tenants awaiting approval', { pendingApproval: 1 }, /1 tenant awaits approval/],
     ['a missing default tenant', { hasDefaultTenant: false }, /default tenant 'default' is missing: restart the service/],
+    ['unencrypted tenant-token keys', { keyEncryptionSecretSet: false }, /signing keys are stored unencrypted.*set SERVICE_KEY_ENCRYPTION_SECRET/],
   ])('speaks of %s', (_what, change, sentence) => {
     const out = setupRecommendations({ ...production, ...change });
     expect(out).toHaveLength(change.multiTenantMode === false && change.otherTenants ? 2 : 1);

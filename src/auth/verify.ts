@@ -14,6 +14,7 @@ import { ApiError } from '../errors';
 import { readClaim, type Caller } from '../context/claims';
 import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
+import { isTenantTokenClaims } from './tenant-tokens';
 import { VerifiedTokenCache } from './token-cache';
 
 
@@ -132,6 +133,9 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       if (typeof claims.iss === 'string' && Buffer.byteLength(claims.iss, 'utf8') > MAX_IDENTITY_CLAIM_BYTES) {
         return next(invalid(`The token's issuer (iss) is longer than ${MAX_IDENTITY_CLAIM_BYTES} bytes.`));
       }
+      // Whatever key set this provider trusts (it may be this service's own JWKS), a tenant token
+      // is for the product, never a bearer token here.
+      if (isTenantTokenClaims(claims, config)) return next(invalid('The token is a tenant token, meant for your product: call this service with the token of your identity provider.'));
       const caller = toCaller(claims, config, defaultIssuer);
       if (token !== null) tokens.set(token, caller, claims.exp, generation);
       next(null, caller);

@@ -103,8 +103,9 @@ export async function call<T>(
   conn: Connection,
   what: string,
   result: Promise<SdkResult<T>>,
-  // Tenant-scoped commands pass null: there a 403 is about the tenant role, and the server's detail says which.
-  forbiddenHint: string | null = 'the token must carry the platform admin role',
+  // forbidden: the text added to a 403 (with its leading space); null for none, as tenant-scoped
+  // commands pass, where a 403 is about the tenant role and the server's detail says which.
+  hints: { forbidden?: string | null } = {},
 ): Promise<T> {
   let r: SdkResult<T>;
   try {
@@ -125,8 +126,10 @@ export async function call<T>(
           : conn.tokenSource === 'minted'
             ? ' (the token was minted from the local signing key; is the service using another SERVICE_DATA_DIR or auth provider? pass --token)'
             : '';
-    } else if (r.response.status === 403 && conn.tokenSource === 'given' && forbiddenHint) {
-      hint = ` (${forbiddenHint})`;
+    } else if (r.response.status === 403 && hints.forbidden !== undefined) {
+      hint = hints.forbidden ?? '';
+    } else if (r.response.status === 403 && conn.tokenSource === 'given') {
+      hint = ' (the token must carry the platform admin role)';
     }
     throw new CliError(`${body.error}: ${detail}${hint}`, EXIT_REFUSED);
   }

@@ -39,7 +39,7 @@ export function registerInvitationsCommands(program: Command, h: CommandHelpers)
             query: { limit: opts.limit, ...(opts.status ? { status: opts.status } : {}), ...(cursor ? { cursor } : {}) },
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           }),
-          null,
+          { forbidden: null },
         );
         return { items: page.invitations, next_cursor: page.next_cursor };
       });
@@ -81,7 +81,7 @@ export function registerInvitationsCommands(program: Command, h: CommandHelpers)
           body: { email: opts.email, role: opts.role },
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         }),
-        null,
+        { forbidden: null },
       );
       printWithToken(h, cmd, opts.format, created, `Invited ${created.email} as ${created.role}.`);
     });
@@ -98,7 +98,7 @@ export function registerInvitationsCommands(program: Command, h: CommandHelpers)
         conn,
         'invitations resend',
         sdk.resendInvitation({ client: conn.client, headers: tenantHeaders(opts.tenant), path: { invitation_id: id }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-        null,
+        { forbidden: null },
       );
       printWithToken(h, cmd, opts.format, resent, `Invitation to ${resent.email} sent again.`);
     });
@@ -115,7 +115,7 @@ export function registerInvitationsCommands(program: Command, h: CommandHelpers)
         conn,
         'invitations revoke',
         sdk.revokeInvitation({ client: conn.client, headers: tenantHeaders(opts.tenant), path: { invitation_id: id }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-        null,
+        { forbidden: null },
       );
       if (opts.format === 'json') return print(`${JSON.stringify(revoked, null, 2)}\n`);
       const { out } = styles(cmd);

@@ -74,7 +74,7 @@ export function registerMembersCommands(program: Command, h: CommandHelpers): vo
             },
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
           }),
-          null,
+          { forbidden: null },
         );
         printMember(h, cmd, opts.format, added, `Member ${added.email ?? added.subject} added as ${added.role}.`);
       },
@@ -100,7 +100,7 @@ export function registerMembersCommands(program: Command, h: CommandHelpers): vo
           body: { role: opts.role },
           signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         }),
-        null,
+        { forbidden: null },
       );
       printMember(h, cmd, opts.format, updated, `Member ${updated.email ?? updated.subject} is now ${updated.role}.`);
     });
@@ -118,7 +118,7 @@ export function registerMembersCommands(program: Command, h: CommandHelpers): vo
         conn,
         'members remove',
         sdk.removeMember({ client: conn.client, headers: tenantHeaders(opts.tenant), path: { user_id: userId }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-        null,
+        { forbidden: null },
       );
       if (opts.format === 'json') return print(`${JSON.stringify({ user_id: userId, removed: true }, null, 2)}\n`);
       print(`${styles(cmd).out.green(`Member ${userId} removed.`)}\n`);
@@ -158,7 +158,7 @@ function listAll(conn: Connection, tenant: string | undefined, limit: number): P
         query: { limit, ...(cursor ? { cursor } : {}) },
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       }),
-      null,
+      { forbidden: null },
     );
     return { items: page.members, next_cursor: page.next_cursor };
   });

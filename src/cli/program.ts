@@ -10,6 +10,7 @@ import { defaultServiceUrl, type GlobalOptions } from './api';
 import type { CommandHelpers } from './command';
 import { EXIT_ERROR, reportFailure } from './errors';
 import { registerEventsCommand } from './events';
+import { registerKeysCommands } from './keys';
 import { styleFor, type Out } from './output';
 import { registerTenantCommands } from './tenant';
 import { registerTenantAdminCommands, type Prompt } from './tenant-admin';
@@ -72,6 +73,8 @@ Examples:
   tenantctl invitations create --email carol@acme.com --role member --tenant acme-corp
   tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
   tenantctl events list --tenant acme-corp --since 24h
+  tenantctl keys rotate
+  SERVICE_TOKEN=<member's token> tenantctl tenant token --tenant acme-corp
   tenantctl token --sub alice --email alice@acme.com --admin`,
     );
 
@@ -94,6 +97,7 @@ Examples:
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);
+  registerKeysCommands(program, helpers);
 
   try {
     await program.parseAsync([...argv]);

@@ -8,13 +8,15 @@ import { call, connect, REQUEST_TIMEOUT_MS, type Connection } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError, EXIT_ERROR } from './errors';
 import { renderPairs, renderTable, type Style } from './output';
+import { registerTenantTokenCommand } from './tenant-token';
 
 const SLUG = /^[a-z0-9-]+$/;
 
 /** Registers the `tenant` command group on `program`. */
 export function registerTenantCommands(program: Command, h: CommandHelpers): void {
   const { globals, styles, formatOption, print, progress, setExitCode } = h;
-  const tenant = program.command('tenant').description('create, list, get, update, delete and audit tenants (platform admin)');
+  const tenant = program.command('tenant').description('create, list, get, update, delete and audit tenants (platform admin); print your tenant token');
+  registerTenantTokenCommand(tenant, h);
 
   tenant
     .command('create')

@@ -6,6 +6,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { LocalKeys } from '../auth/local-keys';
+import type { TenantTokenKeys } from '../auth/tenant-tokens';
 import type { AuthenticatorOptions } from '../auth/verify';
 import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';
@@ -39,6 +40,8 @@ export interface AppServices {
   readonly logger: Logger;
   /** The local provider's signing key; null with any other provider. */
   readonly localKeys: LocalKeys | null;
+  /** The tenant-token key set (shared through PostgreSQL): signs tenant tokens, published in the JWKS. */
+  readonly tenantTokenKeys: TenantTokenKeys;
   /** Null when SERVICE_RATE_LIMIT_ENABLED is false. */
   readonly rateLimiter: RateLimiter | null;
   /** True when the service runs the embedded PostgreSQL. */

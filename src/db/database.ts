@@ -12,6 +12,7 @@ import * as membership from './migrations/004-membership';
 import * as events from './migrations/005-events';
 import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
 import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-independent';
+import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '005-events': events,
   '006-tenant-search-folded': tenantSearchFolded,
   '007-webhook-outbox-independent': webhookOutboxIndependent,
+  '008-tenant-token-keys': tenantTokenKeys,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */

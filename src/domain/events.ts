@@ -33,6 +33,7 @@ export const EVENT_ACTIONS = [
   'webhook.updated',
   'webhook.deleted',
   'board.created',
+  'tenant_token.key_rotated',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];
 

@@ -25,6 +25,8 @@ export interface DeploymentFacts {
   /** Tenants besides the default. */
   otherTenants: number;
   pendingApproval: number;
+  /** SERVICE_KEY_ENCRYPTION_SECRET is set: tenant-token private keys are encrypted at rest. */
+  keyEncryptionSecretSet: boolean;
 }
 
 export interface SetupStatusResult {
@@ -82,6 +84,12 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
     );
   } else if (f.rateLimitStore === 'degraded') {
     out.push('SERVICE_REDIS_URL is set but Redis is unreachable: requests pass without rate limits until it is back; check the connection.');
+  }
+  if (!f.keyEncryptionSecretSet) {
+    out.push(
+      'The tenant-token signing keys are stored unencrypted in the database, so a database dump alone can sign tenant tokens: ' +
+        'set SERVICE_KEY_ENCRYPTION_SECRET (a random string of at least 32 bytes, e.g. `openssl rand -base64 32`), then run `tenantctl keys rotate` to replace the unencrypted key.',
+    );
   }
   if (!f.frontendBaseUrl) {
     out.push('SERVICE_FRONTEND_BASE_URL is not set, so registration results carry no dashboard_url: set it to the address of your frontend.');
@@ -141,6 +149,7 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     defaultSlugHeldByOther: facts.defaultSlugHeldByOther,
     otherTenants: facts.otherTenants,
     pendingApproval: facts.pendingApproval,
+    keyEncryptionSecretSet: config.keyEncryptionSecret !== null,
   });
   return {
     setupNeeded: !hasDefaultTenant,

@@ -4,6 +4,7 @@
 import type {
   GetMetricsData,
   GetHealthResponses,
+  GetJwksErrors,
   GetJwksResponses,
   GetMetricsErrors,
   GetMetricsResponses,
@@ -34,11 +35,15 @@ export const getReadiness = publicOperation(async (ctx): Promise<Reply<GetReadin
   return database === 'ok' ? { status: 200, body } : { status: 503, body };
 });
 
-export const getJwks = publicOperation(async (ctx): Promise<Reply<GetJwksResponses>> => ({
-  status: 200,
-  body: { keys: ctx.services.localKeys ? [ctx.services.localKeys.jwk] : [] },
-  headers: { 'Cache-Control': 'public, max-age=300' },
-}));
+// Tenant-token keys in every auth mode; the local provider's key too when it is in use.
+export const getJwks = publicOperation(async (ctx): Promise<Reply<GetJwksResponses & GetJwksErrors>> => {
+  const tenantTokenKeys = await ctx.services.tenantTokenKeys.publicJwks();
+  return {
+    status: 200,
+    body: { keys: [...(ctx.services.localKeys ? [ctx.services.localKeys.jwk] : []), ...tenantTokenKeys] },
+    headers: { 'Cache-Control': 'public, max-age=300' },
+  };
+});
 
 /** GET /metrics: Prometheus text; with SERVICE_METRICS_TOKEN set, only for that bearer token. */
 export const getMetrics = publicOperation(async (ctx, input: HandlerInput<GetMetricsData>): Promise<Reply<GetMetricsResponses & GetMetricsErrors>> => {

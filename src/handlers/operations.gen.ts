@@ -64,6 +64,9 @@ import type {
   GetWebhookData,
   GetWebhookErrors,
   GetWebhookResponses,
+  IssueTenantTokenData,
+  IssueTenantTokenErrors,
+  IssueTenantTokenResponses,
   LeaveTenantData,
   LeaveTenantErrors,
   LeaveTenantResponses,
@@ -106,6 +109,9 @@ import type {
   RevokeInvitationData,
   RevokeInvitationErrors,
   RevokeInvitationResponses,
+  RotateTenantTokenKeysData,
+  RotateTenantTokenKeysErrors,
+  RotateTenantTokenKeysResponses,
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
@@ -140,6 +146,7 @@ export interface OperationTypes {
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
+  issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
   leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
@@ -154,6 +161,7 @@ export interface OperationTypes {
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
   resendInvitation: { data: ResendInvitationData; responses: ResendInvitationResponses; errors: ResendInvitationErrors; access: 'tenantAdmin' };
   revokeInvitation: { data: RevokeInvitationData; responses: RevokeInvitationResponses; errors: RevokeInvitationErrors; access: 'tenantAdmin' };
+  rotateTenantTokenKeys: { data: RotateTenantTokenKeysData; responses: RotateTenantTokenKeysResponses; errors: RotateTenantTokenKeysErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };

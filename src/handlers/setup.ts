@@ -15,6 +15,7 @@ import type {
   GetTenantResponses,
   ListTenantsData,
   ListTenantsResponses,
+  RotateTenantTokenKeysResponses,
   UpdateTenantData,
   UpdateTenantResponses,
 } from '../../generated/types.gen';
@@ -135,5 +136,14 @@ export const deleteTenant = authenticated(async (ctx, input: HandlerInput<Delete
       warning:
         'All related data (users, boards and their content, generations and media, provider configurations, credit transactions) was permanently deleted.',
     },
+  };
+});
+
+export const rotateTenantTokenKeys = authenticated(async (ctx): Promise<Reply<RotateTenantTokenKeysResponses>> => {
+  const r = await ctx.services.tenantTokenKeys.rotate(originOf(ctx));
+  ctx.log.info({ kid: r.kid, signs_from: r.signsFrom.toISOString(), previous_kid: r.previousKid }, 'Tenant-token key rotated');
+  return {
+    status: 200,
+    body: { kid: r.kid, signs_from: r.signsFrom.toISOString(), previous_kid: r.previousKid, previous_published_until: r.previousPublishedUntil?.toISOString() ?? null },
   };
 });

@@ -5,6 +5,7 @@ import type {
   AddMemberData,
   AddMemberResponses,
   GetCurrentTenantResponses,
+  IssueTenantTokenResponses,
   LeaveTenantResponses,
   ListMembersData,
   ListMembersResponses,
@@ -13,7 +14,9 @@ import type {
   UpdateMemberRoleData,
   UpdateMemberRoleResponses,
 } from '../../generated/types.gen';
+import { mintTenantToken } from '../auth/tenant-tokens';
 import { originOf } from '../domain/events';
+import { ApiError } from '../errors';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../context/request';
@@ -27,6 +30,20 @@ export const getCurrentTenant = tenantEntry(
     body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
   }),
 );
+
+// Resolved like GET /api/tenant (one statement); signing needs no transaction either.
+export const issueTenantToken = tenantEntry(async (ctx): Promise<Reply<IssueTenantTokenResponses>> => {
+  if (!ctx.membership) {
+    throw new ApiError('accessDenied', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
+  }
+  const t = await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: ctx.membership });
+  ctx.services.metrics?.tenantTokenIssued?.();
+  return {
+    status: 200,
+    body: { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, tenant_id: t.tenantId, tenant_slug: t.tenantSlug, role: t.role },
+    headers: { 'Cache-Control': 'no-store' },
+  };
+});
 
 export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMembersData>): Promise<Reply<ListMembersResponses>> => {
   const page = await members.listMembers(ctx.trx, ctx.tenant.id, { limit: input.query.limit ?? 100, cursor: input.query.cursor });

@@ -44,6 +44,8 @@ export interface Metrics {
   tenantDecision(outcome: DecisionOutcome): void;
   /** For the webhook worker: one call per delivery attempt. */
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
+  /** One tenant token minted (POST /api/tenant/token). */
+  tenantTokenIssued(): void;
   /** The exposition text. */
   render(): Promise<string>;
 }
@@ -74,30 +76,7 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const resolutions = new Counter({
-    name: 'tenant_service_tenant_resolutions_total',
-    help: 'Tenant resolutions of tenant-scoped requests by source (claim kind, header, email domain, single_tenant, none) and outcome.',
-    labelNames: ['source', 'outcome'] as const,
-    registers: [registry],
-  });
-  const refusals = new Counter({
-    name: 'tenant_service_rate_limit_refusals_total',
-    help: 'Requests refused with 429 by rate-limit counter.',
-    labelNames: ['counter'] as const,
-    registers: [registry],
-  });
-  const deliveries = new Counter({
-    name: 'tenant_service_webhook_deliveries_total',
-    help: 'Webhook delivery attempts by outcome (delivered, retry, failed).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const decisions = new Counter({
-    name: 'tenant_service_tenant_decisions_total',
-    help: 'Answers of the gateway decision (GET /api/tenant/decision) by outcome: allowed, unauthorized, forbidden, rate_limited, unavailable, error.',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
+  const { resolutions, refusals, deliveries, tenantTokens, decisions } = createCounters(registry);
   registerPoolGauges(registry, opts.db);
   for (const outcome of DECISION_OUTCOMES) decisions.inc({ outcome }, 0);
   // Known labels start at zero, so rate() works from the first scrape.
@@ -121,11 +100,48 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     webhookDelivery(outcome) {
       deliveries.inc({ outcome });
     },
+    tenantTokenIssued() {
+      tenantTokens.inc();
+    },
     tenantDecision(outcome) {
       decisions.inc({ outcome });
     },
     render: () => registry.metrics(),
   };
+}
+
+/** The service's counters, registered in `registry`. */
+function createCounters(registry: Registry) {
+  const resolutions = new Counter({
+    name: 'tenant_service_tenant_resolutions_total',
+    help: 'Tenant resolutions of tenant-scoped requests by source (claim kind, header, email domain, single_tenant, none) and outcome.',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: 'tenant_service_rate_limit_refusals_total',
+    help: 'Requests refused with 429 by rate-limit counter.',
+    labelNames: ['counter'] as const,
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: 'tenant_service_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, failed).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const tenantTokens = new Counter({
+    name: 'tenant_service_tenant_tokens_issued_total',
+    help: 'Tenant tokens issued.',
+    registers: [registry],
+  });
+  const decisions = new Counter({
+    name: 'tenant_service_tenant_decisions_total',
+    help: 'Answers of the gateway decision (GET /api/tenant/decision) by outcome: allowed, unauthorized, forbidden, rate_limited, unavailable, error.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  return { resolutions, refusals, deliveries, tenantTokens, decisions };
 }
 
 /** Gauges read from knex's pool (tarn) at scrape time. */

@@ -36,6 +36,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
+  it('tenant tokens: defaults, limits, and issuer and audience apart from the accepted tokens', () => {
+    expect(loadConfig({})).toMatchObject({ tenantTokenIssuer: 'http://127.0.0.1:8080', tenantTokenAudience: 'tenant-service-products', tenantTokenTtlSeconds: 300, keyEncryptionSecret: null });
+    expect(loadConfig({ SERVICE_HOST: '::1', SERVICE_PORT: '9000' }).tenantTokenIssuer).toBe('http://[::1]:9000');
+    const set = loadConfig({ SERVICE_TENANT_TOKEN_ISSUER: 'https://tenants.example.com', SERVICE_TENANT_TOKEN_AUDIENCE: 'acme-api', SERVICE_TENANT_TOKEN_TTL: '3600', SERVICE_KEY_ENCRYPTION_SECRET: 'x'.repeat(32) });
+    expect(set).toMatchObject({ tenantTokenIssuer: 'https://tenants.example.com', tenantTokenAudience: 'acme-api', tenantTokenTtlSeconds: 3600, keyEncryptionSecret: 'x'.repeat(32) });
+    for (const ttl of ['0', '3601', '5m', '-1']) expect(() => loadConfig({ SERVICE_TENANT_TOKEN_TTL: ttl })).toThrow(/SERVICE_TENANT_TOKEN_TTL: expected an integer from 1 to 3600/);
+    expect(() => loadConfig({ SERVICE_KEY_ENCRYPTION_SECRET: 'short' })).toThrow(/SERVICE_KEY_ENCRYPTION_SECRET: must be at least 32 bytes/);
+    expect(() => loadConfig({ SERVICE_KEY_ENCRYPTION_SECRET: 'short' })).not.toThrow(/short/);
+    expect(() => loadConfig({ SERVICE_OIDC_ISSUER: 'https://idp.example.com', SERVICE_TENANT_TOKEN_ISSUER: 'https://idp.example.com' })).toThrow(/SERVICE_TENANT_TOKEN_ISSUER/);
+    expect(() => loadConfig({ SERVICE_JWT_AUDIENCE: 'api', SERVICE_TENANT_TOKEN_AUDIENCE: 'api' })).toThrow(/SERVICE_TENANT_TOKEN_AUDIENCE/);
+  });
+
   it('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: off unless turned on', () => {
     expect(loadConfig({}).webhookAllowPrivateNetworks).toBe(false);
     expect(loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhookAllowPrivateNetworks).toBe(true);

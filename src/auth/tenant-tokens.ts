@@ -1,0 +1,217 @@
+/**
+ * Tenant tokens (PRODUCT.md §14): short-lived ES256 `at+jwt` tokens that tell a product which
+ * tenant a request belongs to, verified by the product against /.well-known/jwks.json with no
+ * call back.
+ *
+ * Key timing. Every instance keeps the key set in memory and reloads it from PostgreSQL every
+ * `refreshMs` (default 60 s). Which key signs is decided by the database's clock from each key's
+ * `signs_from`/`signs_until`, so all instances switch at the same instant. A rotation publishes
+ * the next key `publishDelaySeconds` (default 15 minutes) before it signs: longer than an
+ * instance's reload plus the JWKS's `Cache-Control: max-age=300` plus jose's default 10-minute
+ * cache, so a verifier that refetches the JWKS at least every 10 minutes has the key before the
+ * first token carries it. The previous key stays published for the token lifetime plus a minute
+ * after it stops signing, then is dropped.
+ */
+import crypto from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import type { Database } from '../db/tenant-scope';
+import type { EventOrigin } from '../domain/events';
+import {
+  ensureTenantTokenKey,
+  KeyDecryptionError,
+  privateKeyOf,
+  readTenantTokenKeys,
+  rotateTenantTokenKeys,
+  type RotationResult,
+  type TenantTokenKeyRow,
+} from '../domain/tenant-token-keys';
+import { ApiError } from '../errors';
+
+/** Default delay between publishing a key and signing with it. */
+export const PUBLISH_DELAY_SECONDS = 900;
+/** Margin after a retired key's last token expires before it is dropped (clock skew, verifiers' leeway). */
+export const RETIRED_KEY_MARGIN_SECONDS = 60;
+const REFRESH_MS = 60_000;
+/** After a failed background reload, the next try waits this long (the cached set keeps serving). */
+const RETRY_MS = 5_000;
+
+/** Internal timing (tests shorten them); the defaults are the production values. */
+export interface TenantTokenKeyOptions {
+  refreshMs?: number;
+  publishDelaySeconds?: number;
+}
+
+interface KeySetState {
+  readonly rows: readonly TenantTokenKeyRow[];
+  /** Database clock minus this process's clock, in ms, measured at load. */
+  readonly clockOffsetMs: number;
+  readonly loadedAt: number;
+}
+
+/** The tenant-token key set of one instance: a cache of the shared set in PostgreSQL. */
+export class TenantTokenKeys {
+  private state: KeySetState | null = null;
+  private loading: Promise<KeySetState> | null = null;
+  private nextLoadAt = 0;
+  private readonly privateKeys = new Map<string, crypto.KeyObject>();
+  private readonly refreshMs: number;
+  private readonly publishDelaySeconds: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: Config,
+    private readonly logger: Logger,
+    opts: TenantTokenKeyOptions = {},
+  ) {
+    this.refreshMs = opts.refreshMs ?? REFRESH_MS;
+    this.publishDelaySeconds = opts.publishDelaySeconds ?? PUBLISH_DELAY_SECONDS;
+  }
+
+  /** The public JWKs to publish now (next, current and retired-but-valid keys). */
+  async publicJwks(): Promise<Array<Record<string, unknown>>> {
+    const state = await this.current();
+    const now = Date.now() + state.clockOffsetMs;
+    return state.rows.filter((r) => r.published_until === null || r.published_until.getTime() > now).map((r) => ({ ...r.public_jwk }));
+  }
+
+  /** The key that signs now, by the database's clock. */
+  async signingKey(): Promise<{ kid: string; privateKey: crypto.KeyObject }> {
+    let state = await this.current();
+    let row = signerAt(state);
+    if (!row) {
+      // Only a set that changed under us (a key deleted by hand): read it again, creating one if none.
+      state = await this.reload();
+      row = signerAt(state);
+      if (!row) throw new ApiError('unavailable', 'No tenant-token signing key is available yet; retry.', {}, { 'Retry-After': '1' });
+    }
+    let privateKey = this.privateKeys.get(row.kid);
+    if (!privateKey) {
+      try {
+        privateKey = privateKeyOf(row, this.config.keyEncryptionSecret);
+      } catch (err) {
+        if (!(err instanceof KeyDecryptionError)) throw err;
+        this.logger.error({ kid: row.kid, reason: err.message }, 'Tenant-token signing key unusable');
+        throw new ApiError('unavailable', 'The service cannot use its tenant-token signing key; its operator must check SERVICE_KEY_ENCRYPTION_SECRET.', {}, { 'Retry-After': '60' });
+      }
+      this.privateKeys.set(row.kid, privateKey);
+    }
+    return { kid: row.kid, privateKey };
+  }
+
+  /** Rotates the shared key set (see the module comment for the timing) and reloads it here. */
+  async rotate(origin: EventOrigin): Promise<RotationResult> {
+    const result = await rotateTenantTokenKeys(this.db, origin, this.config.keyEncryptionSecret, {
+      publishDelaySeconds: this.publishDelaySeconds,
+      keepPublishedSeconds: this.config.tenantTokenTtlSeconds + RETIRED_KEY_MARGIN_SECONDS,
+    });
+    await this.reload();
+    return result;
+  }
+
+  private async current(): Promise<KeySetState> {
+    const state = this.state;
+    if (state === null) return this.reload();
+    if (Date.now() >= this.nextLoadAt && this.loading === null) {
+      // Stale: reload in the background and serve the cached set meanwhile (a reload comes long
+      // before any published key starts signing).
+      this.reload().catch((err: unknown) => {
+        this.nextLoadAt = Date.now() + RETRY_MS;
+        this.logger.warn({ err }, 'Tenant-token keys could not be reloaded; the cached set stays in use');
+      });
+    }
+    return state;
+  }
+
+  private reload(): Promise<KeySetState> {
+    this.loading ??= this.load().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  private async load(): Promise<KeySetState> {
+    const started = Date.now();
+    let read = await readTenantTokenKeys(this.db);
+    if (!read.rows.some((r) => r.signs_until === null)) {
+      await ensureTenantTokenKey(this.db, this.config.keyEncryptionSecret);
+      read = await readTenantTokenKeys(this.db);
+    }
+    const state: KeySetState = { rows: read.rows, clockOffsetMs: read.now.getTime() - started, loadedAt: Date.now() };
+    for (const kid of this.privateKeys.keys()) if (!read.rows.some((r) => r.kid === kid)) this.privateKeys.delete(kid);
+    this.state = state;
+    this.nextLoadAt = state.loadedAt + this.refreshMs;
+    return state;
+  }
+}
+
+/** The key signing at the database's now: the latest `signs_from` not in the future and not retired. */
+function signerAt(state: KeySetState): TenantTokenKeyRow | undefined {
+  const now = Date.now() + state.clockOffsetMs;
+  let best: TenantTokenKeyRow | undefined;
+  for (const r of state.rows) {
+    if (r.signs_from.getTime() > now) continue;
+    if (r.signs_until !== null && r.signs_until.getTime() <= now) continue;
+    if (!best || r.signs_from > best.signs_from) best = r;
+  }
+  return best;
+}
+
+/** Who a tenant token is for: a verified caller who is a member of the resolved tenant. */
+export interface TenantTokenSubject {
+  readonly caller: { readonly issuer: string; readonly subject: string; readonly claims: Readonly<Record<string, unknown>> };
+  readonly tenant: { readonly id: string; readonly slug: string };
+  readonly membership: { readonly userId: string; readonly role: 'admin' | 'member' };
+}
+
+export interface IssuedTenantToken {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+  readonly tenantId: string;
+  readonly tenantSlug: string;
+  readonly role: 'admin' | 'member';
+}
+
+/**
+ * Mints a tenant token (ES256, `typ: at+jwt`, RFC 9068 claims plus the tenant's). Used by
+ * `POST /api/tenant/token` and by the decision endpoint's `X-Tenant-Token`.
+ */
+export async function mintTenantToken(keys: TenantTokenKeys, config: Config, subject: TenantTokenSubject): Promise<IssuedTenantToken> {
+  const { kid, privateKey } = await keys.signingKey();
+  const now = Math.floor(Date.now() / 1000);
+  const ttl = config.tenantTokenTtlSeconds;
+  const accessToken = await new SignJWT({
+    idp_iss: subject.caller.issuer,
+    tenant_id: subject.tenant.id,
+    tenant_slug: subject.tenant.slug,
+    tenant_role: subject.membership.role,
+    user_id: subject.membership.userId,
+    // RFC 9068 requires client_id: the identity provider's client the caller signed in with, when its token names one.
+    client_id: clientIdOf(subject.caller.claims),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
+    .setIssuer(config.tenantTokenIssuer)
+    .setAudience(config.tenantTokenAudience)
+    .setSubject(subject.caller.subject)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttl)
+    .setJti(crypto.randomUUID())
+    .sign(privateKey);
+  return { accessToken, expiresIn: ttl, tenantId: subject.tenant.id, tenantSlug: subject.tenant.slug, role: subject.membership.role };
+}
+
+function clientIdOf(claims: Readonly<Record<string, unknown>>): string {
+  for (const v of [claims.client_id, claims.azp]) if (typeof v === 'string' && v !== '' && v.length <= 255) return v;
+  return 'tenant-service';
+}
+
+/**
+ * True for the claims of one of this service's tenant tokens (its issuer or audience): such a
+ * token is for the product, never a bearer token for this service.
+ */
+export function isTenantTokenClaims(claims: Readonly<Record<string, unknown>>, config: Config): boolean {
+  if (claims.iss === config.tenantTokenIssuer) return true;
+  const aud = claims.aud;
+  return aud === config.tenantTokenAudience || (Array.isArray(aud) && aud.includes(config.tenantTokenAudience));
+}
