@@ -47,6 +47,8 @@ export interface Config {
   readonly eventRetentionDays: number;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** SERVICE_DECISION_TENANT_TOKEN: the gateway decision also hands the product a tenant token (X-Tenant-Token). */
+  readonly decisionTenantToken: boolean;
   /** SERVICE_EVENT_SETTINGS_KEYS: the tenant settings / registration metadata keys whose values events copy. */
   readonly eventSettingsKeys: readonly string[];
   /** Slugs self-service registration may never take (the default tenant's slug is added). */
@@ -229,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
   const webhookAllowPrivateNetworks = bool('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
+  const decisionTenantToken = bool('SERVICE_DECISION_TENANT_TOKEN', false);
   // Top-level keys, case-sensitive as settings keys are; `none` copies no value at all.
   let eventSettingsKeys = ['admin_email', 'billing_plan', 'features'];
   const esk = raw('SERVICE_EVENT_SETTINGS_KEYS');
@@ -319,6 +322,7 @@ export function loadConfig(env: Env = process.env): Config {
     graphqlPath,
     eventRetentionDays,
     webhookAllowPrivateNetworks,
+    decisionTenantToken,
     eventSettingsKeys: Object.freeze(eventSettingsKeys),
     reservedSlugs: Object.freeze(reservedSlugs),
     slugRetirementDays,

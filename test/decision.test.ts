@@ -9,6 +9,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import request from 'supertest';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { startTestApp, type TestApp } from './helpers/app';
 import { parseExposition, sampleValue } from './helpers/prometheus';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
@@ -152,6 +153,41 @@ describe('a member', () => {
     await request(app.app).get('/api/tenant/decision?role=member').set('Authorization', bearer(member.token)).set('X-Tenant', member.tenant.slug).expect(200);
     const bad = await request(app.app).get('/api/tenant/decision?role=owner').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug);
     expect(refusal(bad)).toEqual({ status: 403, error: 'Validation error', header: 'Validation error' });
+  });
+});
+
+describe('X-Tenant-Token (SERVICE_DECISION_TENANT_TOKEN)', () => {
+  let withToken: TestApp;
+  beforeAll(async () => {
+    withToken = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DECISION_TENANT_TOKEN: 'true' });
+  }, 120_000);
+  afterAll(async () => {
+    await withToken?.close();
+  });
+
+  it('is absent by default', async () => {
+    const { tenant, token } = await tenantWithMember('member');
+    const r = await decide().set('Authorization', bearer(token)).set('X-Tenant', tenant.slug).expect(200);
+    expect(r.headers['x-tenant-token']).toBeUndefined();
+  });
+
+  it('when on, carries a tenant token for the caller and tenant that verifies against the served key set', async () => {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const r = await decide(withToken).set('Authorization', bearer(token)).set('X-Tenant', tenant.slug).expect(200);
+    const tenantToken = r.headers['x-tenant-token'] as string;
+    expect(tenantToken).toEqual(expect.any(String));
+    const jwks = (await request(withToken.app).get('/.well-known/jwks.json').expect(200)).body as JSONWebKeySet;
+    const { payload, protectedHeader } = await jwtVerify(tenantToken, createLocalJWKSet(jwks), {
+      issuer: withToken.config.tenantTokenIssuer,
+      audience: withToken.config.tenantTokenAudience,
+      typ: 'at+jwt',
+      algorithms: ['ES256'],
+    });
+    expect(protectedHeader.typ).toBe('at+jwt');
+    expect(payload).toMatchObject({ sub: user.subject, tenant_id: tenant.id, tenant_slug: tenant.slug, tenant_role: 'admin', user_id: user.id });
+    // A refusal carries none.
+    const refused = await decide(withToken).set('Authorization', bearer(token)).set('X-Tenant', unique('nowhere')).expect(403);
+    expect(refused.headers['x-tenant-token']).toBeUndefined();
   });
 });
 

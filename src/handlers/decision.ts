@@ -5,6 +5,7 @@
  * src/http/decision.ts.
  */
 import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
+import { mintTenantToken } from '../auth/tenant-tokens';
 import { ApiError } from '../errors';
 import { subjectHeaderValue } from '../http/decision';
 import { tenantEntry, type HandlerInput, type Reply } from './types';
@@ -17,9 +18,15 @@ export const decideTenantAccess = tenantEntry(async (ctx, input: HandlerInput<De
   if (input.query.role === 'admin' && m.role !== 'admin') {
     throw new ApiError('forbidden', `Only admins of tenant '${ctx.tenant.slug}' pass this decision (role=admin).`);
   }
+  // Signing costs an ES256 signature per product request: only when the deployment asks for it.
+  const token = ctx.config.decisionTenantToken
+    ? await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: m })
+    : null;
+  if (token) ctx.services.metrics?.tenantTokenIssued?.();
   return {
     status: 200,
     headers: {
+      ...(token ? { 'X-Tenant-Token': token.accessToken } : {}),
       'X-Tenant-Id': ctx.tenant.id,
       'X-Tenant-Slug': ctx.tenant.slug,
       'X-Tenant-Role': m.role,

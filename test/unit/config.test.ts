@@ -54,6 +54,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sometimes' })).toThrow(/SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
   });
 
+  it('SERVICE_DECISION_TENANT_TOKEN: off unless turned on', () => {
+    expect(loadConfig({}).decisionTenantToken).toBe(false);
+    expect(loadConfig({ SERVICE_DECISION_TENANT_TOKEN: 'yes' }).decisionTenantToken).toBe(true);
+    expect(() => loadConfig({ SERVICE_DECISION_TENANT_TOKEN: 'maybe' })).toThrow(/SERVICE_DECISION_TENANT_TOKEN/);
+  });
+
   it('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the contract limit unless set', () => {
     expect(loadConfig({}).rateLimitDecisionPerMinute).toBeNull();
     expect(loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '20000' }).rateLimitDecisionPerMinute).toBe(20000);
