@@ -62,6 +62,19 @@ export type MembershipPolicyInput = {
     claims_issuer?: string | null;
 };
 
+/**
+ * An organization of an identity provider that names this tenant: a token whose `iss` is
+ * `issuer` and whose organization-id claim (SERVICE_JWT_TENANT_ID_CLAIM) holds
+ * `organization_id` resolves to it. A pair belongs to at most one tenant.
+ *
+ */
+export type IdentityLink = {
+    issuer: string;
+    organization_id: string;
+};
+
+export type IdentityLinks = Array<IdentityLink>;
+
 export type Tenant = {
     tenant_id: string;
     name: string;
@@ -69,6 +82,10 @@ export type Tenant = {
     settings: TenantSettings;
     status: TenantStatus;
     membership_policy: MembershipPolicy;
+    /**
+     * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`.
+     */
+    identity_links?: IdentityLinks;
     created_at: string;
     updated_at: string;
 };
@@ -85,6 +102,10 @@ export type CreateTenantRequest = {
     settings?: TenantSettings;
     include_sample_data?: boolean;
     membership_policy?: MembershipPolicyInput;
+    /**
+     * Organizations of identity providers that name this tenant; a pair linked to another tenant is a 409.
+     */
+    identity_links?: IdentityLinks;
 };
 
 export type CreateTenantResponse = {
@@ -104,6 +125,10 @@ export type UpdateTenantRequest = {
     settings?: TenantSettings;
     status?: TenantStatus;
     membership_policy?: MembershipPolicyInput;
+    /**
+     * Replaces the tenant's identity links (`[]` removes them all); a pair linked to another tenant is a 409.
+     */
+    identity_links?: IdentityLinks;
 };
 
 export type DeleteTenantResponse = {
@@ -145,6 +170,10 @@ export type SetupStatus = {
     default_tenant_slug: string;
     multi_tenant_mode: boolean;
     auth_provider: 'local' | 'jwt' | 'jwks' | 'oidc';
+    /**
+     * SERVICE_IDP_PRESET, the identity provider whose token shape sets the claim defaults; absent when none is set.
+     */
+    idp_preset?: 'keycloak' | 'auth0' | 'clerk' | 'workos' | 'entra' | 'zitadel' | 'logto';
     recommendations: Array<string>;
 };
 
@@ -489,7 +518,7 @@ export type CurrentTenant = {
     /**
      * Where the tenant came from.
      */
-    source: 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant';
+    source: 'organization_id_claim' | 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant';
 };
 
 export type Board = {

@@ -11,6 +11,7 @@ import * as tenantSearchIndex from './migrations/003-tenant-search-index';
 import * as membership from './migrations/004-membership';
 import * as events from './migrations/005-events';
 import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
+import * as tenantFacts from './migrations/007-tenant-facts';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '004-membership': membership,
   '005-events': events,
   '006-tenant-search-folded': tenantSearchFolded,
+  '007-tenant-facts': tenantFacts,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
@@ -78,7 +80,7 @@ class StaticMigrationSource implements Knex.MigrationSource<string> {
 
 /**
  * Opens the pool. Every transaction of the service sets the runtime (or reader) role as its first
- * statement (withTenant, withService, withPlatformRead, withEnteredTenant), so the role holds
+ * statement (withTenant, withService, withPlatformRead, withTenantFacts), so the role holds
  * whatever pooler sits in between; a direct connection also starts as the runtime role.
  */
 export function openDatabase(opts: DatabaseOptions): Knex {

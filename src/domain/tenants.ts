@@ -3,7 +3,7 @@
  * one transaction, the tenant-owned rows written under row-level security for the new tenant.
  */
 import { TenantRow, UserRow } from '../db/models';
-import { enterTenantScope, type Transaction } from '../db/tenant-scope';
+import { setTenantScope, type Transaction } from '../db/tenant-scope';
 import { insertSampleData } from './sample-data';
 
 export interface NewTenant {
@@ -51,7 +51,7 @@ export async function createTenantWithSampleData(trx: Transaction, input: NewTen
       claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
     })
     .returning('*');
-  await enterTenantScope(trx, tenant.id);
+  await setTenantScope(trx, tenant.id);
 
   let adminUserId: string | null = null;
   if (input.admin) {

@@ -9,7 +9,7 @@ import type { Membership, ResolvedTenant } from '../http/context';
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 
 /** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
-export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
+export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyArray<{ issuer: string; organizationId: string }> }) | ResolvedTenant): Tenant {
   if ('isDefault' in t) {
     return {
       tenant_id: t.id,
@@ -18,6 +18,7 @@ export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
       settings: t.settings,
       status: t.status,
       membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer },
+      identity_links: t.identityLinks.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })),
       created_at: iso(t.createdAt),
       updated_at: iso(t.updatedAt),
     };
@@ -29,6 +30,7 @@ export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
     settings: t.settings,
     status: t.status,
     membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer },
+    ...('identityLinks' in t ? { identity_links: t.identityLinks.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {}),
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
   };

@@ -17,10 +17,10 @@ import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../http/context';
 import { toMember, toTenant } from './mappers';
-import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
+import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
-// One statement (app_enter_tenant) answers it: no transaction stays open for this handler.
-export const getCurrentTenant = tenantEntry(
+// One statement (app_tenant_facts) answers an existing member: no transaction stays open.
+export const getCurrentTenant = tenantRead(
   async (ctx): Promise<Reply<GetCurrentTenantResponses>> => ({
     status: 200,
     body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
