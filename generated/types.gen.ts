@@ -52,6 +52,14 @@ export type TenantSettings = {
 export type MembershipPolicy = {
     provision_from_claims: boolean;
     claims_issuer: string | null;
+    /**
+     * Present (true) when the member's role follows the token: on every request whose token
+     * names this tenant, the role claim (SERVICE_JWT_TENANT_ROLE_CLAIM) `admin` makes the
+     * caller an admin and anything else a member, each change a `member.role_changed`
+     * event with the identity provider as actor. Absent: off, the token's role is ignored.
+     *
+     */
+    roles_from_claims?: boolean;
 };
 
 /**
@@ -59,6 +67,10 @@ export type MembershipPolicy = {
  */
 export type MembershipPolicyInput = {
     provision_from_claims?: boolean;
+    /**
+     * The member's role follows the token's role claim (default false).
+     */
+    roles_from_claims?: boolean;
     claims_issuer?: string | null;
 };
 
@@ -83,7 +95,7 @@ export type Tenant = {
     status: TenantStatus;
     membership_policy: MembershipPolicy;
     /**
-     * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`.
+     * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`; absent when it has none.
      */
     identity_links?: IdentityLinks;
     created_at: string;

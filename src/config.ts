@@ -15,6 +15,8 @@ export interface Config {
   readonly jwtTenantClaim: string | null;
   /** SERVICE_JWT_TENANT_ID_CLAIM: the claim (dot path) holding organization ids (PRODUCT.md §13). */
   readonly jwtTenantIdClaim: string | null;
+  /** SERVICE_JWT_TENANT_ROLE_CLAIM: the claim (dot path) with the caller's role in the organization. */
+  readonly jwtTenantRoleClaim: string | null;
   /** SERVICE_IDP_PRESET: the provider whose token shape set the claim defaults; null: none. */
   readonly idpPreset: IdpPreset | null;
   readonly registrationRequiresApproval: boolean;
@@ -147,9 +149,13 @@ export function loadConfig(env: Env = process.env): Config {
     if (isIdpPreset(presetName.toLowerCase())) idpPreset = presetName.toLowerCase() as IdpPreset;
     else problems.push(`SERVICE_IDP_PRESET: expected one of ${Object.keys(IDP_PRESETS).join(', ')}, got '${presetName}'`);
   }
-  const preset: { tenantClaim?: string; tenantIdClaim?: string; adminRoleClaim?: string } = idpPreset ? IDP_PRESETS[idpPreset] : {};
+  const preset: { tenantClaim?: string; tenantIdClaim?: string; adminRoleClaim?: string; tenantRoleClaim?: string } = idpPreset ? IDP_PRESETS[idpPreset] : {};
   const jwtTenantClaim = str('SERVICE_JWT_TENANT_CLAIM') ?? preset.tenantClaim ?? null;
   const jwtTenantIdClaim = str('SERVICE_JWT_TENANT_ID_CLAIM') ?? preset.tenantIdClaim ?? null;
+  const jwtTenantRoleClaim = str('SERVICE_JWT_TENANT_ROLE_CLAIM') ?? preset.tenantRoleClaim ?? null;
+  if (jwtTenantRoleClaim !== null && !/^[^.]+(\.[^.]+)*$/.test(jwtTenantRoleClaim)) {
+    problems.push(`SERVICE_JWT_TENANT_ROLE_CLAIM: '${jwtTenantRoleClaim}' is not a claim name or dot path`);
+  }
   if (jwtTenantIdClaim !== null && !/^[^.]+(\.[^.]+)*$/.test(jwtTenantIdClaim)) {
     problems.push(`SERVICE_JWT_TENANT_ID_CLAIM: '${jwtTenantIdClaim}' is not a claim name or dot path`);
   }
@@ -264,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     multiTenantMode,
     jwtTenantClaim,
     jwtTenantIdClaim,
+    jwtTenantRoleClaim,
     idpPreset,
     registrationRequiresApproval,
     registrationAllowedDomains: registrationAllowedDomains ? Object.freeze(registrationAllowedDomains) : null,

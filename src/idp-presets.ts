@@ -9,16 +9,16 @@ export const IDP_PRESETS = {
   // Auth0 Organizations: org_id always, org_name with "organization names in tokens".
   auth0: { tenantClaim: 'org_name', tenantIdClaim: 'org_id' },
   // Clerk session token v2: o: {id, slg, rol, per}.
-  clerk: { tenantClaim: 'o.slg', tenantIdClaim: 'o.id' },
+  clerk: { tenantClaim: 'o.slg', tenantIdClaim: 'o.id', tenantRoleClaim: 'o.rol' },
   // WorkOS AuthKit access token: org_id, with the member's role in `role`.
-  workos: { tenantIdClaim: 'org_id' },
+  workos: { tenantIdClaim: 'org_id', tenantRoleClaim: 'role' },
   // Microsoft Entra ID: the directory (tenant) id in `tid`, app roles in `roles`.
   entra: { tenantIdClaim: 'tid', adminRoleClaim: 'roles' },
   // Zitadel with the urn:zitadel:iam:user:resourceowner scope.
   zitadel: { tenantClaim: 'urn:zitadel:iam:user:resourceowner:name', tenantIdClaim: 'urn:zitadel:iam:user:resourceowner:id' },
   // Logto with the `urn:logto:scope:organizations` scope: `organizations`, an array of ids.
   logto: { tenantIdClaim: 'organizations' },
-} as const satisfies Record<string, { tenantClaim?: string; tenantIdClaim?: string; adminRoleClaim?: string }>;
+} as const satisfies Record<string, { tenantClaim?: string; tenantIdClaim?: string; adminRoleClaim?: string; tenantRoleClaim?: string }>;
 
 export type IdpPreset = keyof typeof IDP_PRESETS;
 

@@ -52,7 +52,7 @@ describe('presets: each provider’s documented token shape, signed with a key s
   const cases: Array<[IdpPreset, (id: string, slug: string) => Record<string, unknown>]> = [
     ['keycloak', (id, slug) => ({ organization: { [slug]: { id } } })],
     ['auth0', (id) => ({ org_id: id, org_name: 'acme' })],
-    ['clerk', (id, slug) => ({ o: { id, slg: slug, rol: 'org:member', per: '' } })],
+    ['clerk', (id, slug) => ({ o: { id, slg: slug, rol: 'member', per: '' } })],
     ['workos', (id) => ({ org_id: id, role: 'member' })],
     ['entra', (id) => ({ tid: id, roles: [] })],
     ['zitadel', (id) => ({ 'urn:zitadel:iam:user:resourceowner:id': id, 'urn:zitadel:iam:user:resourceowner:name': 'ACME' })],
@@ -165,7 +165,7 @@ describe('identity links', () => {
     const list = await request(local.app).get('/api/setup/tenants').query({ q: t.slug }).set('Authorization', admin()).expect(200);
     expect(list.body.tenants[0].identity_links).toEqual(next);
     const cleared = await request(local.app).put(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).send({ identity_links: [] }).expect(200);
-    expect(cleared.body.identity_links).toEqual([]);
+    expect(cleared.body).not.toHaveProperty('identity_links');
   });
 
   it('a pair belongs to one tenant: create and update with a taken pair are 409, and change nothing', async () => {
@@ -179,7 +179,8 @@ describe('identity links', () => {
     const other = await createTenant({ name: 'Other', slug: unique('oth') });
     await request(local.app).put(`/api/setup/tenant/${other.tenant_id}`).set('Authorization', admin()).send({ name: 'Renamed', identity_links: [pair] }).expect(409);
     const after = await request(local.app).get(`/api/setup/tenant/${other.tenant_id}`).set('Authorization', admin()).expect(200);
-    expect(after.body).toMatchObject({ name: 'Other', identity_links: [] });
+    expect(after.body).toMatchObject({ name: 'Other' });
+    expect(after.body).not.toHaveProperty('identity_links');
   });
 
   it('two concurrent creates with the same pair: one 201, one 409', async () => {
@@ -257,5 +258,65 @@ describe('identity links', () => {
     const stranger = await current(apps.get('auth0')!.app, jwks.sign({ sub: unique('u'), iss: jwks.issuer, tenant: t.slug })).expect(403);
     expect(stranger.body.detail).toContain('never through a name claim');
     expect(await ownerConnection()('users').where({ tenant_id: t.tenant_id })).toHaveLength(1);
+  });
+});
+
+describe('roles from the provider (roles_from_claims)', () => {
+  const roleEvents = async (tenantId: string) =>
+    (await ownerConnection()('events').where({ tenant_id: tenantId, action: 'member.role_changed' }).orderBy('occurred_at').select('actor_issuer', 'actor_subject', 'data')) as Array<{
+      actor_issuer: string;
+      actor_subject: string | null;
+      data: { before: { role: string }; after: { role: string }; source: string };
+    }>;
+  const roleOf = async (tenantId: string, subject: string) => ((await ownerConnection()('users').where({ tenant_id: tenantId, subject }).first('role')) as { role: string }).role;
+  const clerkToken = (sub: string, id: string, slug: string, rol: string) => jwks.sign({ sub, iss: jwks.issuer, o: { id, slg: slug, rol, per: '' } });
+
+  it('on: the first use takes the token role; promotion and demotion (last admin included) follow it, each a member.role_changed event by the provider', async () => {
+    const id = unique('rol');
+    const t = await createTenant({ name: 'Roles', slug: unique('rol'), identity_links: [link(id)], membership_policy: { roles_from_claims: true } });
+    const got = await request(local.app).get(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).expect(200);
+    expect(got.body.membership_policy).toEqual({ provision_from_claims: true, claims_issuer: null, roles_from_claims: true });
+    const app = apps.get('clerk')!.app;
+    const sub = unique('u');
+
+    expect((await current(app, clerkToken(sub, id, t.slug, 'admin')).expect(200)).body.membership.role).toBe('admin');
+    expect(await roleOf(t.tenant_id, sub)).toBe('admin');
+    // The only admin, demoted by the provider: the last-admin rule does not apply.
+    expect((await current(app, clerkToken(sub, id, t.slug, 'member')).expect(200)).body.membership.role).toBe('member');
+    expect(await roleOf(t.tenant_id, sub)).toBe('member');
+    // An admin operation with a member's token is refused; promoted, the same request is allowed.
+    await request(app).get('/api/tenant/invitations').set('Authorization', `Bearer ${clerkToken(sub, id, t.slug, 'member')}`).expect(403);
+    await request(app).get('/api/tenant/invitations').set('Authorization', `Bearer ${clerkToken(sub, id, t.slug, 'admin')}`).expect(200);
+    expect(await roleOf(t.tenant_id, sub)).toBe('admin');
+    // The same role again changes nothing.
+    await current(app, clerkToken(sub, id, t.slug, 'admin')).expect(200);
+
+    const events = await roleEvents(t.tenant_id);
+    expect(events.map((e) => [e.data.before.role, e.data.after.role])).toEqual([
+      ['admin', 'member'],
+      ['member', 'admin'],
+    ]);
+    for (const e of events) expect(e).toMatchObject({ actor_issuer: jwks.issuer, actor_subject: null, data: { source: 'roles_from_claims' } });
+  });
+
+  it('off (the default): the token role is ignored', async () => {
+    const id = unique('off');
+    const t = await createTenant({ name: 'No roles', slug: unique('off'), identity_links: [link(id)] });
+    const got = await request(local.app).get(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).expect(200);
+    expect(got.body.membership_policy).not.toHaveProperty('roles_from_claims');
+    const app = apps.get('clerk')!.app;
+    const sub = unique('u');
+    expect((await current(app, clerkToken(sub, id, t.slug, 'admin')).expect(200)).body.membership.role).toBe('member');
+    await request(app).get('/api/tenant/invitations').set('Authorization', `Bearer ${clerkToken(sub, id, t.slug, 'admin')}`).expect(403);
+    expect(await roleOf(t.tenant_id, sub)).toBe('member');
+    expect(await roleEvents(t.tenant_id)).toEqual([]);
+  });
+
+  it('platform admins turn it on and off with the update', async () => {
+    const t = await createTenant({ name: 'Toggle', slug: unique('tog') });
+    const on = await request(local.app).put(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).send({ membership_policy: { roles_from_claims: true } }).expect(200);
+    expect(on.body.membership_policy.roles_from_claims).toBe(true);
+    const off = await request(local.app).put(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).send({ membership_policy: { roles_from_claims: false } }).expect(200);
+    expect(off.body.membership_policy).not.toHaveProperty('roles_from_claims');
   });
 });

@@ -102,6 +102,8 @@ export function createRequestHash(input: CreateTenantInput): string {
     membership_policy: {
       provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
       claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+      // Absent unless on, so the hash of a request without it is what it always was.
+      roles_from_claims: input.membershipPolicy?.rolesFromClaims ? true : undefined,
     },
     // Absent unless given, so the hash of a request without links is what it always was.
     identity_links: input.identityLinks?.length ? linksData(distinctLinks(input.identityLinks)) : undefined,
@@ -156,6 +158,7 @@ export async function createTenant(db: Database, origin: EventOrigin, input: Cre
       membershipPolicy: {
         provisionFromClaims: input.membershipPolicy?.provisionFromClaims ?? true,
         claimsIssuer: input.membershipPolicy?.claimsIssuer ?? null,
+        rolesFromClaims: input.membershipPolicy?.rolesFromClaims ?? false,
       },
     });
     const links = distinctLinks(input.identityLinks ?? []);
@@ -267,7 +270,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (current.is_default && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
-    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'updated_at'>> = {
+    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'roles_from_claims' | 'updated_at'>> = {
       updated_at: databaseNow(),
     };
     if (patch.name !== undefined) changes.name = patch.name;
@@ -276,6 +279,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (patch.status !== undefined) changes.status = patch.status;
     if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
     if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
+    if (patch.membershipPolicy?.rolesFromClaims !== undefined) changes.roles_from_claims = patch.membershipPolicy.rolesFromClaims;
     const [row] = await TenantRow.query(trx).where({ id }).patch(changes).returning('*');
     const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
     let linksAfter = linksBefore;

@@ -26,6 +26,8 @@ export interface NewTenant {
 export interface MembershipPolicy {
   provisionFromClaims: boolean;
   claimsIssuer: string | null;
+  /** The member's role follows the token's role claim on every request (PRODUCT.md §13). */
+  rolesFromClaims?: boolean;
 }
 
 export interface CreatedTenant {
@@ -49,6 +51,7 @@ export async function createTenantWithSampleData(trx: Transaction, input: NewTen
       registration: input.registration ?? null,
       provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
       claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+      roles_from_claims: input.membershipPolicy?.rolesFromClaims ?? false,
     })
     .returning('*');
   await setTenantScope(trx, tenant.id);

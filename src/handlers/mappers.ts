@@ -8,6 +8,11 @@ import type { Membership, ResolvedTenant } from '../http/context';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 
+/** `identity_links`, present when the tenant has any (absent: none). */
+function linksOf(links: ReadonlyArray<{ issuer: string; organizationId: string }>): Pick<Tenant, 'identity_links'> {
+  return links.length > 0 ? { identity_links: links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {};
+}
+
 /** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
 export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyArray<{ issuer: string; organizationId: string }> }) | ResolvedTenant): Tenant {
   if ('isDefault' in t) {
@@ -17,8 +22,8 @@ export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyAr
       slug: t.slug,
       settings: t.settings,
       status: t.status,
-      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer },
-      identity_links: t.identityLinks.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })),
+      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer, ...(t.rolesFromClaims ? { roles_from_claims: true } : {}) },
+      ...linksOf(t.identityLinks),
       created_at: iso(t.createdAt),
       updated_at: iso(t.updatedAt),
     };
@@ -29,8 +34,8 @@ export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyAr
     slug: t.slug,
     settings: t.settings,
     status: t.status,
-    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer },
-    ...('identityLinks' in t ? { identity_links: t.identityLinks.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {}),
+    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer, ...(t.roles_from_claims ? { roles_from_claims: true } : {}) },
+    ...('identityLinks' in t ? linksOf(t.identityLinks) : {}),
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
   };

@@ -32,6 +32,7 @@ function toPolicy(p: MembershipPolicyInput | undefined): Partial<MembershipPolic
   return {
     ...(p.provision_from_claims !== undefined ? { provisionFromClaims: p.provision_from_claims } : {}),
     ...(p.claims_issuer !== undefined ? { claimsIssuer: p.claims_issuer } : {}),
+    ...(p.roles_from_claims !== undefined ? { rolesFromClaims: p.roles_from_claims } : {}),
   };
 }
 

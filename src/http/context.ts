@@ -33,6 +33,7 @@ export interface ResolvedTenant {
   readonly isDefault: boolean;
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;
+  readonly rolesFromClaims: boolean;
   /** (issuer, organization id) pairs naming this tenant (PRODUCT.md §13). */
   readonly identityLinks: ReadonlyArray<{ readonly issuer: string; readonly organizationId: string }>;
   readonly createdAt: Date;

@@ -21,6 +21,8 @@ export interface TenantFacts {
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;
   readonly links: readonly IdentityLink[];
+  /** membership_policy.roles_from_claims: the member's role follows the token. */
+  readonly rolesFromClaims: boolean;
   /** The caller's role in it; null when not a member. */
   readonly memberRole: 'admin' | 'member' | null;
 }
@@ -31,6 +33,13 @@ export type EntryRequest = Extract<TenantRequest, { kind: 'tenant' } | { kind: '
 export interface EntryCaller {
   readonly issuer: string;
   readonly isPlatformAdmin: boolean;
+  /** The role the token's role claim gives (`tokenRole`); null when no role claim is configured. */
+  readonly tokenRole?: 'admin' | 'member' | null;
+}
+
+/** The role claim's value as a tenant role: `admin` (or a list holding it) → admin, else member. */
+export function tokenRole(value: unknown): 'admin' | 'member' {
+  return value === 'admin' || (Array.isArray(value) && value.includes('admin')) ? 'admin' : 'member';
 }
 
 /** The operation's tenant access level (x-access), with what names it in a refusal. */
@@ -42,8 +51,11 @@ export interface TenantAccess {
 
 export type EntryDecision =
   | { readonly kind: 'refuse'; readonly error: ApiError }
-  /** Enter; `provision` asks for a membership to be made first (first use). */
-  | { readonly kind: 'enter'; readonly source: TenantSource; readonly provision: boolean };
+  /**
+   * Enter; `provision` asks for a membership to be made first (first use), with `role`; on an
+   * existing membership a non-null `role` is the token's role replacing the stored one.
+   */
+  | { readonly kind: 'enter'; readonly source: TenantSource; readonly provision: boolean; readonly role: 'admin' | 'member' | null };
 
 /** The refusals the request settles before any fact is read; null when it names a tenant. */
 export function refusalOf(request: TenantRequest): ApiError | null {
@@ -112,19 +124,26 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   }
   if (facts.status === 'pending_approval') return refuse(new ApiError('tenantPending', `Tenant '${facts.slug}' is awaiting approval by a platform admin.`));
 
+  // The token speaks for the tenant it names (a claim or a linked id): on a tenant whose role
+  // follows the token, that role replaces the stored one (the last-admin rule does not apply).
+  const named = request.kind === 'linked' || (request.kind === 'tenant' && CLAIM_SOURCES.has(request.source));
+  const fromToken = facts.rolesFromClaims && named && caller.tokenRole ? caller.tokenRole : null;
   let role = facts.memberRole;
   let provision = false;
+  let setRole: 'admin' | 'member' | null = null;
   if (role === null) {
     const why = provisionRefusal(request, facts, caller);
     if (why === null) {
       provision = true;
-      role = 'member';
+      role = setRole = fromToken ?? 'member';
     } else if (!caller.isPlatformAdmin) {
       return refuse(new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${why}`));
     }
+  } else if (fromToken !== null && fromToken !== role) {
+    role = setRole = fromToken;
   }
   if (access.level === 'tenantAdmin' && role !== 'admin' && !caller.isPlatformAdmin) {
     return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
   }
-  return { kind: 'enter', source: sourceOf(request), provision };
+  return { kind: 'enter', source: sourceOf(request), provision, role: setRole };
 }

@@ -8,11 +8,11 @@
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
 import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../http/context';
-import { insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
+import { followTokenRole, insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
-import { decideEntry, refusalOf, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
-import { requestedTenant, type TenantSource } from './resolve';
+import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
+import { readClaim, requestedTenant, type TenantSource } from './resolve';
 
 /** The request's tenant request and the statement that reads its facts. */
 function askedTenant(ctx: AuthenticatedContext, header: string | null): { request: EntryRequest; query: TenantFactsQuery } {
@@ -36,9 +36,12 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     provisionFromClaims: row.tenant_provision_from_claims,
     claimsIssuer: row.tenant_claims_issuer,
     links: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
+    rolesFromClaims: row.tenant_roles_from_claims,
     memberRole: row.user_role,
   };
-  const d = decideEntry(request, facts, ctx.caller, access);
+  const roleClaim = ctx.config.jwtTenantRoleClaim;
+  const caller = { ...ctx.caller, tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)) };
+  const d = decideEntry(request, facts, caller, access);
   if (d.kind === 'refuse') throw d.error;
   return d;
 }
@@ -53,6 +56,7 @@ function tenantOf(row: TenantFactsRow): ResolvedTenant {
     isDefault: row.tenant_is_default,
     provisionFromClaims: row.tenant_provision_from_claims,
     claimsIssuer: row.tenant_claims_issuer,
+    rolesFromClaims: row.tenant_roles_from_claims,
     identityLinks: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
     createdAt: row.tenant_created_at,
     updatedAt: row.tenant_updated_at,
@@ -129,7 +133,7 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
     let made = false;
     if (d.provision) {
       const { caller } = ctx;
-      const inserted = await insertMembership(trx, { tenantId: tenant.id, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: 'member' });
+      const inserted = await insertMembership(trx, { tenantId: tenant.id, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role ?? 'member' });
       // Removed between the INSERT's conflict and the read (a concurrent removal): not a member.
       if (!inserted) throw new ApiError('accessDenied', `The user does not belong to tenant '${tenant.slug}'.`);
       const m = inserted.row;
@@ -146,6 +150,31 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
             source: d.source,
           },
         });
+      }
+    } else if (d.role !== null && membership) {
+      const changed = await followTokenRole(trx, tenant.id, membership.userId, membership.role, d.role);
+      if (changed) {
+        const before = membership.role;
+        membership = { ...membership, role: changed.role };
+        // The identity provider made the change: its issuer is the actor, no subject of ours.
+        await recordEvent(
+          trx,
+          { actor: { issuer: ctx.caller.issuer, subject: null, email: null, platformAdmin: false }, requestId: ctx.requestId, ip: ctx.ip },
+          {
+            action: 'member.role_changed',
+            tenantId: tenant.id,
+            target: { type: 'member', id: membership.userId },
+            data: {
+              member: { user_id: membership.userId, issuer: membership.issuer, subject: membership.subject, email: membership.email, display_name: membership.displayName, role: changed.role },
+              before: { role: before },
+              after: { role: changed.role },
+              source: 'roles_from_claims',
+            },
+          },
+        );
+      } else {
+        // A concurrent request of this member changed it first and recorded the event.
+        membership = { ...membership, role: d.role };
       }
     }
     return run(new InTransaction(entered(ctx, tenant, membership, d.source, made), trx));
@@ -169,8 +198,8 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await readTenantFacts(ctx.services.db, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!), d.source, false);
-  // A first use: the membership and its event commit together, decided again on the facts
-  // read inside that transaction.
+  if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!), d.source, false);
+  // A first use, or a role the token changed: the row and its event commit together, decided
+  // again on the facts read inside that transaction.
   return inTransaction(ctx, request, query, access, async (tctx) => tctx);
 }

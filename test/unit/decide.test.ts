@@ -2,7 +2,7 @@
  * The membership decision (src/tenancy/decide.ts) without a database: every row of PRODUCT.md
  * §3's membership rules and §13's identity-provider rules, from facts as the statement reads them.
  */
-import { decideEntry, refusalOf, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
+import { decideEntry, refusalOf, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
 
 const ISS = 'https://idp.example';
@@ -17,6 +17,7 @@ const facts = (over: Partial<TenantFacts> = {}): TenantFacts => ({
   provisionFromClaims: true,
   claimsIssuer: null,
   links: [],
+  rolesFromClaims: false,
   memberRole: null,
   ...over,
 });
@@ -71,14 +72,15 @@ describe('§3: membership', () => {
         kind: 'enter',
         source: req.kind === 'default' ? 'single_tenant' : (req as { source: string }).source,
         provision: false,
+        role: null,
       });
     }
   });
   it('single-tenant mode: every caller is provisioned in the default tenant', () => {
-    expect(decideEntry(byDefault, facts({ provisionFromClaims: false }), caller, member)).toEqual({ kind: 'enter', source: 'single_tenant', provision: true });
+    expect(decideEntry(byDefault, facts({ provisionFromClaims: false }), caller, member)).toEqual({ kind: 'enter', source: 'single_tenant', provision: true, role: 'member' });
   });
   it.each(['custom_claim', 'tenant_claim', 'organization_claim', 'namespace_claim'] as const)('a claim (%s) provisions where provision_from_claims is true', (source) => {
-    expect(decideEntry({ kind: 'tenant', slug: 'acme', source, claim: 'x' }, facts(), caller, member)).toEqual({ kind: 'enter', source, provision: true });
+    expect(decideEntry({ kind: 'tenant', slug: 'acme', source, claim: 'x' }, facts(), caller, member)).toEqual({ kind: 'enter', source, provision: true, role: 'member' });
   });
   it('a claim provisions when claims_issuer equals the token iss', () => {
     expect(decideEntry(byClaim, facts({ claimsIssuer: ISS }), caller, member)).toMatchObject({ kind: 'enter', provision: true });
@@ -151,7 +153,7 @@ describe('§13: several tenants in one claim', () => {
 describe('§13: links by organization id', () => {
   const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
   it('one linked id enters its tenant, source organization_id_claim, provisioning per policy', () => {
-    expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true });
+    expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
   });
   it("the link's issuer stands in for claims_issuer", () => {
     expect(decideEntry(byLink(['org_1']), { ...linked, claimsIssuer: 'https://other.example' }, caller, member)).toMatchObject({ provision: true });
@@ -179,5 +181,44 @@ describe('§13: links by organization id', () => {
   it('a linked tenant never provisions from a name claim, but admits its existing members by one', () => {
     expect(refusal(decideEntry(byClaim, linked, caller, member)).detail).toMatch(/identity links|never through a name claim/);
     expect(decideEntry(byClaim, { ...linked, memberRole: 'member' }, caller, member)).toMatchObject({ kind: 'enter', provision: false });
+  });
+});
+
+describe('§13: roles from the provider', () => {
+  const follows = facts({ rolesFromClaims: true, memberRole: 'member' });
+  const as = (role: 'admin' | 'member' | null) => ({ ...caller, tokenRole: role });
+
+  it('tokenRole: admin (or a list holding it) is admin, anything else member', () => {
+    expect([tokenRole('admin'), tokenRole(['x', 'admin']), tokenRole('org:admin'), tokenRole('Admin'), tokenRole(undefined), tokenRole({ admin: true })]).toEqual([
+      'admin',
+      'admin',
+      'member',
+      'member',
+      'member',
+      'member',
+    ]);
+  });
+  it('on: a promotion follows the token, and admits to admin operations at once', () => {
+    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin' });
+    expect(decideEntry(byLink(['org_1']), { ...follows, links: [{ issuer: ISS, organizationId: 'org_1' }] }, as('admin'), member)).toMatchObject({ role: 'admin' });
+  });
+  it('on: a demotion follows the token, the last admin included', () => {
+    expect(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), member)).toMatchObject({ kind: 'enter', role: 'member' });
+    expect(refusal(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), adminOnly)).error).toBe('Forbidden');
+  });
+  it('on: the same role changes nothing', () => {
+    expect(decideEntry(byClaim, follows, as('member'), member)).toMatchObject({ role: null });
+  });
+  it('on: a first use is provisioned with the token role', () => {
+    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin' });
+  });
+  it('off (the default): the token role is ignored', () => {
+    expect(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), member)).toMatchObject({ role: null });
+    expect(refusal(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), adminOnly)).error).toBe('Forbidden');
+    expect(decideEntry(byClaim, facts({ memberRole: 'admin' }), as('member'), adminOnly)).toMatchObject({ kind: 'enter', role: null });
+  });
+  it('no role claim configured, or a tenant the token does not name (header): ignored', () => {
+    expect(decideEntry(byClaim, follows, as(null), member)).toMatchObject({ role: null });
+    expect(decideEntry(byHeader, follows, as('admin'), member)).toMatchObject({ role: null });
   });
 });

@@ -1,6 +1,8 @@
 /**
  * Who may join a tenant is decided in TypeScript (src/tenancy/decide.ts), no longer in SQL:
  *
+ * - `tenants.roles_from_claims`: the member's role follows the identity provider's token.
+ *
  * - `identity_links`: (issuer, organization id) pairs naming a tenant (PRODUCT.md §13). A
  *   platform table like `tenants`, without row-level security: a request looks a link up
  *   before it knows its tenant, and only platform admins write links. A pair belongs to at most
@@ -16,6 +18,8 @@ import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
+ALTER TABLE tenants ADD COLUMN roles_from_claims boolean NOT NULL DEFAULT false;
+
 CREATE TABLE identity_links (
   tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
   issuer text NOT NULL CHECK (char_length(issuer) BETWEEN 1 AND 2048),
@@ -33,7 +37,7 @@ CREATE FUNCTION app_tenant_facts(
 ) RETURNS TABLE (
   tenant_id uuid, tenant_name text, tenant_slug text, tenant_settings jsonb, tenant_status text,
   tenant_is_default boolean, tenant_created_at timestamptz, tenant_updated_at timestamptz,
-  tenant_provision_from_claims boolean, tenant_claims_issuer text, tenant_links jsonb,
+  tenant_provision_from_claims boolean, tenant_claims_issuer text, tenant_roles_from_claims boolean, tenant_links jsonb,
   user_id uuid, user_email text, user_display_name text, user_role text, user_created_at timestamptz
 ) LANGUAGE plpgsql VOLATILE SECURITY INVOKER AS $$
 DECLARE
@@ -66,7 +70,7 @@ BEGIN
   SELECT * INTO u FROM users
    WHERE users.tenant_id = t.id AND issuer = p_issuer AND subject = p_subject FOR KEY SHARE;
   RETURN QUERY SELECT t.id, t.name::text, t.slug::text, t.settings, t.status, t.is_default, t.created_at, t.updated_at,
-    t.provision_from_claims, t.claims_issuer,
+    t.provision_from_claims, t.claims_issuer, t.roles_from_claims,
     (SELECT coalesce(jsonb_agg(jsonb_build_object('issuer', l.issuer, 'organization_id', l.organization_id)
                                ORDER BY l.issuer, l.organization_id), '[]'::jsonb)
        FROM identity_links l WHERE l.tenant_id = t.id),

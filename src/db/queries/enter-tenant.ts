@@ -39,6 +39,7 @@ export interface TenantFactsRow {
   tenant_updated_at: Date;
   tenant_provision_from_claims: boolean;
   tenant_claims_issuer: string | null;
+  tenant_roles_from_claims: boolean;
   tenant_links: IdentityLinkRow[];
   user_id: string | null;
   user_email: string | null;
@@ -56,7 +57,7 @@ export interface TenantFactsRow {
  */
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
-   f.tenant_claims_issuer, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at
+   f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at
  from app_tenant_facts(
    case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7) f`;
 /**
@@ -102,6 +103,20 @@ export async function readTenantFacts(db: Knex, q: TenantFactsQuery): Promise<Te
 export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (row: TenantFactsRow | null, trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const name = preparedName(db, NAME);
   return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), name)), fn);
+}
+
+/**
+ * Sets the member's role to `to` if it still is `from` (the token's role on a tenant with
+ * roles_from_claims). Null when a concurrent request changed it first: that one records the event.
+ */
+export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: 'admin' | 'member', to: 'admin' | 'member'): Promise<MembershipRow | null> {
+  const rows = await queryRows<MembershipRow>(
+    trx,
+    `update users set role = $4 where tenant_id = $1 and id = $2 and role = $3 returning id, email, display_name, role, created_at`,
+    [tenantId, userId, from, to],
+    'tenant_service_follow_token_role_v1',
+  );
+  return rows[0] ?? null;
 }
 
 export interface MembershipRow {
