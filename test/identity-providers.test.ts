@@ -98,6 +98,7 @@ describe('presets: each provider’s documented token shape, signed with a key s
     const token = jwks.sign({ sub: unique('a'), iss: jwks.issuer, roles: ['admin'] });
     const r = await request(apps.get('entra')!.app).get('/api/setup/status').set('Authorization', `Bearer ${token}`).expect(200);
     expect(r.body.idp_preset).toBe('entra');
+    expect(r.body.recommendations.join('\n')).toMatch(/provisions? members from name claims without an identity link, while tokens carry organization ids \(tid\)/);
     const plain = await request(local.app).get('/api/setup/status').set('Authorization', admin()).expect(200);
     expect(plain.body).not.toHaveProperty('idp_preset');
   });

@@ -25,6 +25,10 @@ export interface DeploymentFacts {
   /** Tenants besides the default. */
   otherTenants: number;
   pendingApproval: number;
+  /** SERVICE_JWT_TENANT_ID_CLAIM: the provider's tokens carry organization ids. */
+  tenantIdClaim?: string | null;
+  /** Tenants besides the default that provision from claims without an identity link. */
+  unlinkedProvisioning?: number;
 }
 
 export interface SetupStatusResult {
@@ -105,6 +109,13 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
       );
     }
   }
+  if (f.multiTenantMode && f.tenantIdClaim && (f.unlinkedProvisioning ?? 0) > 0) {
+    // Names collide and users of some providers mint them; ids do not (PRODUCT.md §13).
+    out.push(
+      `${plural(f.unlinkedProvisioning!, 'tenant provisions', 'tenants provision')} members from name claims without an identity link, while tokens carry organization ids ` +
+        `(${f.tenantIdClaim}): link each to its organization (identity_links in PUT /api/setup/tenant/{tenant_id}) so only that organization's members join it.`,
+    );
+  }
   if (f.pendingApproval > 0) {
     out.push(
       `${plural(f.pendingApproval, 'tenant awaits', 'tenants await')} approval: list them with GET /api/setup/tenants and approve with ` +
@@ -141,6 +152,8 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     defaultSlugHeldByOther: facts.defaultSlugHeldByOther,
     otherTenants: facts.otherTenants,
     pendingApproval: facts.pendingApproval,
+    tenantIdClaim: config.jwtTenantIdClaim,
+    unlinkedProvisioning: facts.unlinkedProvisioning,
   });
   return {
     setupNeeded: !hasDefaultTenant,
