@@ -1,18 +1,18 @@
 /**
- * tenantctl's commands (commander 14) on the generated client. `runCli` never exits the
- * process: it returns the exit status, so main.ts owns process state and tests could drive it
- * in-process.
+ * tenantctl (commander 14) on the generated client: the global options, then one file per command
+ * group (tenant.ts, events.ts, token.ts). `runCli` never exits the process: it returns the exit
+ * status, so main.ts owns process state and tests could drive it in-process.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import * as sdk from '../../generated/sdk.gen';
-import type { AuditReport, AuditViolation, Tenant, TenantSettings } from '../../generated/types.gen';
-import { readLocalKeys, signLocalToken } from '../auth/local-keys';
-import { call, connect, defaultServiceUrl, REQUEST_TIMEOUT_MS, type Connection, type GlobalOptions } from './api';
-import { CliError, EXIT_ERROR, reportFailure } from './errors';
+import { Command, CommanderError, Option } from 'commander';
+import { defaultServiceUrl, type GlobalOptions } from './api';
+import type { CommandHelpers } from './command';
+import { EXIT_ERROR, reportFailure } from './errors';
 import { registerEventsCommand } from './events';
-import { renderPairs, renderTable, styleFor, type Out, type Style } from './output';
+import { styleFor, type Out } from './output';
+import { registerTenantCommands } from './tenant';
+import { registerTokenCommand } from './token';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -20,11 +20,6 @@ export interface CliIO {
   /** NO_COLOR is set in the environment. */
   readonly noColor: boolean;
 }
-
-type Format = 'table' | 'json';
-
-const SLUG = /^[a-z0-9-]+$/;
-const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Runs tenantctl with `argv` (as process.argv: node, script, args…) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
@@ -80,180 +75,10 @@ Examples:
     if (io.stderr.isTTY) io.stderr.write(`${s}\n`);
   };
 
-  const tenant = program.command('tenant').description('create, list, update and audit tenants (platform admin)');
-
-  tenant
-    .command('create')
-    .description('create a tenant')
-    .requiredOption('--name <name>', 'display name (1-255 characters)', parseName)
-    .requiredOption('--slug <slug>', 'unique slug: lowercase letters, digits and hyphens', parseSlug('--slug'))
-    .option('--sample-data', 'add sample boards, generations, a provider configuration and a credit grant', false)
-    .option('--settings <json>', 'tenant settings as a JSON object, e.g. \'{"billing_plan":"pro"}\'', parseSettings)
-    .option('--idempotency-key <key>', 'retry-safe key: a replay answers the first result')
-    .addOption(formatOption())
-    .action(async (opts: { name: string; slug: string; sampleData: boolean; settings?: TenantSettings; idempotencyKey?: string; format: Format }, cmd: Command) => {
-      const conn = connect(globals(cmd));
-      const created = await call(
-        conn,
-        'tenant create',
-        sdk.createTenant({
-          client: conn.client,
-          body: { name: opts.name, slug: opts.slug, include_sample_data: opts.sampleData, ...(opts.settings ? { settings: opts.settings } : {}) },
-          headers: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : undefined,
-          signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-        }),
-      );
-      if (opts.format === 'json') return print(`${JSON.stringify(created, null, 2)}\n`);
-      const { out } = styles(cmd);
-      print(`${created.existing ? created.message : out.green(created.message)}\n`);
-      print(
-        renderPairs(
-          [
-            ['tenant_id', created.tenant_id],
-            ['name', created.name],
-            ['slug', created.slug],
-            ['existing', String(created.existing)],
-          ],
-          out,
-        ),
-      );
-    });
-
-  tenant
-    .command('list')
-    .description('list every tenant, following the pages to the end')
-    .option('--query <q>', 'case-insensitive match on name or slug', parseQuery)
-    .option('--limit <n>', 'page size per request (1-1000)', parseLimit, 100)
-    .addOption(formatOption())
-    .action(async (opts: { query?: string; limit: number; format: Format }, cmd: Command) => {
-      const conn = connect(globals(cmd));
-      const tenants = await listAll(conn, opts.query, opts.limit, progress);
-      if (opts.format === 'json') return print(`${JSON.stringify({ tenants, total_count: tenants.length }, null, 2)}\n`);
-      const { out } = styles(cmd);
-      if (!tenants.length) return print(opts.query ? `No tenants match '${opts.query}'.\n` : 'No tenants.\n');
-      print(
-        renderTable(
-          tenants,
-          [
-            { header: 'SLUG', value: (t) => t.slug },
-            { header: 'NAME', value: (t) => t.name },
-            { header: 'STATUS', value: (t) => t.status },
-            { header: 'CREATED', value: (t) => t.created_at },
-            { header: 'TENANT ID', value: (t) => t.tenant_id },
-          ],
-          out,
-        ),
-      );
-      print(`${tenants.length} tenant${tenants.length === 1 ? '' : 's'}\n`);
-    });
-
-  tenant
-    .command('update')
-    .description("change a tenant's membership policy: whether callers named by the identity provider's claims become members")
-    .argument('<tenant>', 'slug or tenant id')
-    .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
-    .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
-    .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)
-    .addOption(formatOption())
-    .action(
-      async (
-        ref: string,
-        opts: { provisionFromClaims?: boolean; claimsIssuer?: string; anyIssuer: boolean; format: Format },
-        cmd: Command,
-      ) => {
-        if (opts.provisionFromClaims === undefined && opts.claimsIssuer === undefined && !opts.anyIssuer) {
-          throw new CliError('nothing to change: give --provision-from-claims true|false, --claims-issuer <url> or --any-issuer');
-        }
-        if (opts.claimsIssuer !== undefined && opts.anyIssuer) throw new CliError('--claims-issuer and --any-issuer contradict each other');
-        const conn = connect(globals(cmd));
-        const tenantId = await resolveTenantId(conn, ref);
-        const updated = await call(
-          conn,
-          'tenant update',
-          sdk.updateTenant({
-            client: conn.client,
-            path: { tenant_id: tenantId },
-            body: {
-              membership_policy: {
-                ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
-                ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
-                ...(opts.anyIssuer ? { claims_issuer: null } : {}),
-              },
-            },
-            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-          }),
-        );
-        if (opts.format === 'json') return print(`${JSON.stringify(updated, null, 2)}\n`);
-        const { out } = styles(cmd);
-        print(`${out.green(`Tenant '${updated.name}' (${updated.slug}) updated.`)}\n`);
-        print(
-          renderPairs(
-            [
-              ['tenant_id', updated.tenant_id],
-              ['slug', updated.slug],
-              ['provision_from_claims', String(updated.membership_policy.provision_from_claims)],
-              ['claims_issuer', updated.membership_policy.claims_issuer ?? '(any issuer)'],
-            ],
-            out,
-          ),
-        );
-      },
-    );
-
-  tenant
-    .command('audit')
-    .description('audit tenant isolation; exit 0 clean, 1 violations found, 2 error')
-    .option('--tenant <slug>', 'audit only this tenant', parseSlug('--tenant'))
-    .addOption(formatOption())
-    .action(async (opts: { tenant?: string; format: Format }, cmd: Command) => {
-      const conn = connect(globals(cmd));
-      progress(`Auditing ${opts.tenant ? `tenant ${opts.tenant}` : 'all tenants'} at ${conn.baseUrl}…`);
-      const report = await call(
-        conn,
-        'tenant audit',
-        sdk.auditTenants({ client: conn.client, query: opts.tenant ? { tenant_slug: opts.tenant } : undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-      ).catch((err: unknown) => {
-        // Exit 1 means "violations found" here, so every failure is 2.
-        throw err instanceof CliError ? new CliError(err.message, EXIT_ERROR) : err;
-      });
-      if (opts.format === 'json') print(`${JSON.stringify(report, null, 2)}\n`);
-      else print(renderAudit(report, styles(cmd).out));
-      exitCode = report.total_violations > 0 ? 1 : 0;
-    });
-
+  const helpers: CommandHelpers = { globals, styles, formatOption, print, progress, setExitCode: (code) => (exitCode = code) };
+  registerTenantCommands(program, helpers);
   registerEventsCommand(program, { globals, style: (cmd) => styles(cmd).out, print });
-
-  program
-    .command('token')
-    .description('mint a token with the local signing key (local auth provider only)')
-    .requiredOption('--sub <subject>', 'subject (sub claim)')
-    .option('--email <email>', 'email claim (marked verified)')
-    .option('--name <name>', 'name claim')
-    .option('--tenant <slug>', 'tenant claim: the tenant the token names')
-    .option('--admin', 'give the token the platform admin role', false)
-    .option('--ttl <duration>', 'lifetime: seconds, or a number with s, m, h or d (at most 30d)', parseTtl, 3600)
-    .action((opts: { sub: string; email?: string; name?: string; tenant?: string; admin: boolean; ttl: number }, cmd: Command) => {
-      const g = globals(cmd);
-      const dir = path.resolve(g.dataDir);
-      const keys = readLocalKeys(dir);
-      if (!keys) {
-        throw new CliError(
-          `no local signing key in ${dir}: start the service once first (npm start) so it creates one, or point SERVICE_DATA_DIR / --data-dir at the service's data directory`,
-        );
-      }
-      const token = signLocalToken(keys, {
-        sub: opts.sub,
-        email: opts.email,
-        name: opts.name,
-        tenant: opts.tenant,
-        admin: opts.admin,
-        ttlSeconds: opts.ttl,
-        adminRole: g.adminRole,
-        roleClaim: g.adminRoleClaim,
-        extraClaims: g.audience ? { aud: g.audience } : undefined,
-      });
-      print(`${token}\n`);
-    });
+  registerTokenCommand(program, helpers);
 
   try {
     await program.parseAsync([...argv]);
@@ -265,147 +90,6 @@ Examples:
     }
     return reportFailure(err, io.stderr, io.noColor || argv.includes('--no-color'));
   }
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** A tenant id as given, or the id of the tenant with exactly this slug (CliError when none). */
-async function resolveTenantId(conn: Connection, ref: string): Promise<string> {
-  if (UUID.test(ref)) return ref;
-  if (!SLUG.test(ref)) throw new CliError(`'${ref}' is neither a tenant id nor a slug (lowercase letters, digits and hyphens)`);
-  const page = await call(
-    conn,
-    'tenant update',
-    sdk.listTenants({ client: conn.client, query: { q: ref, limit: 1000 }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-  );
-  const match = page.tenants.find((t) => t.slug === ref);
-  if (!match) throw new CliError(`no tenant with slug '${ref}'`, 1);
-  return match.tenant_id;
-}
-
-/** Every tenant matching `q`, page after page until `next_cursor` is null. */
-async function listAll(conn: Connection, q: string | undefined, limit: number, progress: (s: string) => void): Promise<Tenant[]> {
-  const tenants: Tenant[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (;;) {
-    const page = await call(
-      conn,
-      'tenant list',
-      sdk.listTenants({ client: conn.client, query: { limit, ...(cursor ? { cursor } : {}), ...(q ? { q } : {}) }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
-    );
-    tenants.push(...page.tenants);
-    if (page.next_cursor === null || page.tenants.length === 0) return tenants;
-    progress(`fetched ${tenants.length} of ${page.total_count} tenants…`);
-    // A cursor seen twice would loop forever: stop with an error rather than hang.
-    if (seen.has(page.next_cursor)) throw new CliError(`the server returned the same next_cursor twice after ${tenants.length} tenants`);
-    seen.add(page.next_cursor);
-    cursor = page.next_cursor;
-  }
-}
-
-function renderAudit(report: AuditReport, style: Style): string {
-  const parts: string[] = [];
-  parts.push(
-    renderTable(
-      report.tenants,
-      [
-        { header: 'TENANT', value: (t) => t.slug },
-        { header: 'USERS', value: (t) => String(t.statistics.users ?? 0), right: true },
-        { header: 'BOARDS', value: (t) => String(t.statistics.boards ?? 0), right: true },
-        { header: 'MEMBERS', value: (t) => String(t.statistics.board_members ?? 0), right: true },
-        { header: 'GENERATIONS', value: (t) => String(t.statistics.generations ?? 0), right: true },
-        { header: 'PROVIDERS', value: (t) => String(t.statistics.provider_configs ?? 0), right: true },
-        { header: 'CREDIT TXNS', value: (t) => String(t.statistics.credit_transactions ?? 0), right: true },
-        { header: 'VIOLATIONS', value: (t) => String(t.violations.length), right: true },
-      ],
-      style,
-    ),
-  );
-  const rows: Array<AuditViolation & { tenant: string }> = [
-    ...report.global_violations.map((v) => ({ ...v, tenant: '(global)' })),
-    ...report.tenants.flatMap((t) => t.violations.map((v) => ({ ...v, tenant: t.slug }))),
-  ];
-  if (rows.length) {
-    parts.push(
-      '\n' +
-        renderTable(
-          rows,
-          [
-            { header: 'TENANT', value: (v) => v.tenant },
-            { header: 'CHECK', value: (v) => v.check },
-            { header: 'TABLE', value: (v) => v.table },
-            { header: 'ROW', value: (v) => v.row_id ?? '-' },
-            { header: 'MESSAGE', value: (v) => v.message },
-          ],
-          style,
-        ),
-    );
-  }
-  const n = report.total_violations;
-  const scope = `${report.tenants.length} tenant${report.tenants.length === 1 ? '' : 's'}`;
-  parts.push('\n' + (n === 0 ? style.green(`No isolation violations in ${scope}.`) : style.red(`${n} violation${n === 1 ? '' : 's'} found in ${scope}.`)) + '\n');
-  if (report.truncated) parts.push('Some checks found more violations than listed (at most 1000 per check and table).\n');
-  return parts.join('');
-}
-
-// Flag parsers: a bad value is a usage error (exit 2) naming the flag and what it wants.
-
-function parseName(v: string): string {
-  const name = v.trim();
-  if (name.length < 1 || name.length > 255) throw new InvalidArgumentError('--name must be 1-255 characters.');
-  return name;
-}
-
-function parseSlug(flag: string) {
-  return (v: string): string => {
-    if (!SLUG.test(v) || v.length > 255) throw new InvalidArgumentError(`${flag} must be 1-255 lowercase letters, digits and hyphens.`);
-    return v;
-  };
-}
-
-function parseQuery(v: string): string {
-  if (v.length < 1 || v.length > 255) throw new InvalidArgumentError('--query must be 1-255 characters.');
-  return v;
-}
-
-function parseLimit(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 1000) throw new InvalidArgumentError('--limit must be an integer from 1 to 1000.');
-  return Number(v);
-}
-
-function parseBool(v: string): boolean {
-  const lower = v.trim().toLowerCase();
-  if (['true', '1', 'yes'].includes(lower)) return true;
-  if (['false', '0', 'no'].includes(lower)) return false;
-  throw new InvalidArgumentError('expected true or false.');
-}
-
-function parseIssuer(v: string): string {
-  const s = v.trim();
-  if (s === '' || s.length > 2048) throw new InvalidArgumentError('expected an issuer URL of 1 to 2048 characters.');
-  return s;
-}
-
-function parseSettings(v: string): TenantSettings {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(v);
-  } catch (err) {
-    throw new InvalidArgumentError(`--settings is not valid JSON (${(err as Error).message}).`);
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('--settings must be a JSON object, e.g. \'{"billing_plan":"pro"}\'.');
-  return parsed as TenantSettings;
-}
-
-function parseTtl(v: string): number {
-  const m = /^(\d+)([smhd]?)$/.exec(v.trim());
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const;
-  const seconds = m ? Number(m[1]) * unit[m[2] as keyof typeof unit] : NaN;
-  if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
-    throw new InvalidArgumentError('--ttl must be a positive duration such as 900, 15m, 1h or 7d, at most 30d.');
-  }
-  return seconds;
 }
 
 /** The package version, from the nearest package.json (src/ under ts, dist/src/ when built). */
