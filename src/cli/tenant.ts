@@ -14,7 +14,7 @@ const SLUG = /^[a-z0-9-]+$/;
 /** Registers the `tenant` command group on `program`. */
 export function registerTenantCommands(program: Command, h: CommandHelpers): void {
   const { globals, styles, formatOption, print, progress, setExitCode } = h;
-  const tenant = program.command('tenant').description('create, list, update and audit tenants (platform admin)');
+  const tenant = program.command('tenant').description('create, list, update, link and audit tenants (platform admin)');
 
   tenant
     .command('create')
@@ -88,15 +88,16 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
     .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
     .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
     .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)
+    .option('--roles-from-claims <bool>', "true: the member's role follows the token's role claim on every request; false: ignore it", parseBool)
     .addOption(formatOption())
     .action(
       async (
         ref: string,
-        opts: { provisionFromClaims?: boolean; claimsIssuer?: string; anyIssuer: boolean; format: Format },
+        opts: { provisionFromClaims?: boolean; claimsIssuer?: string; anyIssuer: boolean; rolesFromClaims?: boolean; format: Format },
         cmd: Command,
       ) => {
-        if (opts.provisionFromClaims === undefined && opts.claimsIssuer === undefined && !opts.anyIssuer) {
-          throw new CliError('nothing to change: give --provision-from-claims true|false, --claims-issuer <url> or --any-issuer');
+        if (opts.provisionFromClaims === undefined && opts.claimsIssuer === undefined && !opts.anyIssuer && opts.rolesFromClaims === undefined) {
+          throw new CliError('nothing to change: give --provision-from-claims true|false, --claims-issuer <url>, --any-issuer or --roles-from-claims true|false');
         }
         if (opts.claimsIssuer !== undefined && opts.anyIssuer) throw new CliError('--claims-issuer and --any-issuer contradict each other');
         const conn = connect(globals(cmd));
@@ -112,6 +113,7 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
                 ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
                 ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
                 ...(opts.anyIssuer ? { claims_issuer: null } : {}),
+                ...(opts.rolesFromClaims !== undefined ? { roles_from_claims: opts.rolesFromClaims } : {}),
               },
             },
             signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
@@ -127,12 +129,55 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
               ['slug', updated.slug],
               ['provision_from_claims', String(updated.membership_policy.provision_from_claims)],
               ['claims_issuer', updated.membership_policy.claims_issuer ?? '(any issuer)'],
+              ['roles_from_claims', String(updated.membership_policy.roles_from_claims ?? false)],
             ],
             out,
           ),
         );
       },
     );
+
+  // Links are a set on the tenant: read it, change it, write it back (PUT replaces the set).
+  const linkCommand = (name: 'link' | 'unlink', description: string) =>
+    tenant
+      .command(name)
+      .description(description)
+      .argument('<tenant>', 'slug or tenant id')
+      .requiredOption('--issuer <url>', "the identity provider's issuer (the tokens' 'iss')", parseIssuer)
+      .requiredOption('--organization-id <id>', "the organization's id in the provider's tokens (SERVICE_JWT_TENANT_ID_CLAIM)", parseOrganizationId)
+      .addOption(formatOption())
+      .action(async (ref: string, opts: { issuer: string; organizationId: string; format: Format }, cmd: Command) => {
+        const conn = connect(globals(cmd));
+        const tenantId = await resolveTenantId(conn, ref);
+        const current = await call(conn, `tenant ${name}`, sdk.getTenant({ client: conn.client, path: { tenant_id: tenantId }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
+        const others = (current.identity_links ?? []).filter((l) => l.issuer !== opts.issuer || l.organization_id !== opts.organizationId);
+        const links = name === 'link' ? [...others, { issuer: opts.issuer, organization_id: opts.organizationId }] : others;
+        if (name === 'unlink' && links.length === (current.identity_links ?? []).length) {
+          throw new CliError(`tenant '${current.slug}' has no link to organization '${opts.organizationId}' of ${opts.issuer}`);
+        }
+        const updated = await call(
+          conn,
+          `tenant ${name}`,
+          sdk.updateTenant({ client: conn.client, path: { tenant_id: tenantId }, body: { identity_links: links }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+        );
+        if (opts.format === 'json') return print(`${JSON.stringify(updated, null, 2)}\n`);
+        const { out } = styles(cmd);
+        print(`${out.green(`Tenant '${updated.name}' (${updated.slug}) ${name === 'link' ? 'linked to' : 'unlinked from'} organization '${opts.organizationId}' of ${opts.issuer}.`)}\n`);
+        const now = updated.identity_links ?? [];
+        if (!now.length) return print('No identity links.\n');
+        print(
+          renderTable(
+            now,
+            [
+              { header: 'ISSUER', value: (l) => l.issuer },
+              { header: 'ORGANIZATION ID', value: (l) => l.organization_id },
+            ],
+            out,
+          ),
+        );
+      });
+  linkCommand('link', "link a tenant to an identity provider's organization: tokens of that issuer carrying its id resolve to the tenant");
+  linkCommand('unlink', "remove a tenant's link to an identity provider's organization");
 
   tenant
     .command('audit')
@@ -274,6 +319,11 @@ function parseIssuer(v: string): string {
   const s = v.trim();
   if (s === '' || s.length > 2048) throw new InvalidArgumentError('expected an issuer URL of 1 to 2048 characters.');
   return s;
+}
+
+function parseOrganizationId(v: string): string {
+  if (v.trim() === '' || v.length > 255) throw new InvalidArgumentError('--organization-id must be 1 to 255 characters.');
+  return v;
 }
 
 function parseSettings(v: string): TenantSettings {
