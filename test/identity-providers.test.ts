@@ -48,27 +48,27 @@ function current(app: Express, token: string, header?: string) {
 }
 
 describe('presets: each provider’s documented token shape, signed with a key served over HTTP', () => {
-  // The README's sample tokens (section "Connecting your identity provider"), with fresh ids.
-  const cases: Array<[IdpPreset, (id: string, slug: string) => Record<string, unknown>]> = [
-    ['keycloak', (id, slug) => ({ organization: { [slug]: { id } } })],
-    ['auth0', (id) => ({ org_id: id, org_name: 'acme' })],
-    ['clerk', (id, slug) => ({ o: { id, slg: slug, rol: 'member', per: '' } })],
-    ['workos', (id) => ({ org_id: id, role: 'member' })],
-    ['entra', (id) => ({ tid: id, roles: [] })],
-    ['zitadel', (id) => ({ 'urn:zitadel:iam:user:resourceowner:id': id, 'urn:zitadel:iam:user:resourceowner:name': 'ACME' })],
-    ['logto', (id) => ({ organizations: [id] })],
+  // The README's sample tokens (section "Connecting your identity provider"), with its ids.
+  const cases: Array<[IdpPreset, string, (id: string, slug: string) => Record<string, unknown>]> = [
+    ['keycloak', '3f6c1a2e-7b0d-4c55-9f3e-2a1d8c4b5e60', (id, slug) => ({ organization: { [slug]: { id } } })],
+    ['auth0', 'org_9ybsU1dN2dKfDkBi', (id) => ({ org_id: id, org_name: 'acme' })],
+    ['clerk', 'org_2abc', (id, slug) => ({ o: { id, slg: slug, rol: 'admin' } })],
+    ['workos', 'org_01HXYZ', (id) => ({ org_id: id, role: 'member' })],
+    ['entra', '72f988bf-86f1-41af-91ab-2d7cd011db47', (id) => ({ tid: id })],
+    ['zitadel', '231848297847848962', (id) => ({ 'urn:zitadel:iam:user:resourceowner:id': id, 'urn:zitadel:iam:user:resourceowner:name': 'ACME' })],
+    ['logto', '9l3bf1e2', (id) => ({ organizations: [id] })],
   ];
 
-  it.each(cases)('%s: the linked organization id resolves its tenant and provisions the caller', async (preset, shape) => {
-    const id = unique(`${preset}-org`);
+  it.each(cases)('%s: the linked organization id (%s) resolves its tenant and provisions the caller', async (preset, id, shape) => {
     const t = await createTenant({ name: `${preset} tenant`, slug: unique(preset), identity_links: [link(id)] });
     const sub = unique('u');
     const token = jwks.sign({ sub, iss: jwks.issuer, ...shape(id, t.slug) });
+    // Off by default: the token's role (Clerk's rol "admin") is ignored.
     const r = await current(apps.get(preset)!.app, token).expect(200);
     expect(r.body).toMatchObject({ tenant: { slug: t.slug, identity_links: [link(id)] }, source: 'organization_id_claim', membership: { subject: sub, role: 'member' } });
   });
 
-  it.each(cases)('%s: an organization id linked to no tenant is 404 naming it', async (preset, shape) => {
+  it.each(cases)('%s: an organization id linked to no tenant is 404 naming it', async (preset, _sample, shape) => {
     const id = unique(`${preset}-unlinked`);
     const r = await current(apps.get(preset)!.app, jwks.sign({ sub: unique('u'), iss: jwks.issuer, ...shape(id, unique('nope')) })).expect(404);
     expect(r.body.error).toBe('Tenant not found');
