@@ -6,9 +6,8 @@
  */
 import request from 'supertest';
 import type { Express } from 'express';
-import { loadConfig } from '../src/config';
 import { IDP_PRESETS, type IdpPreset } from '../src/idp-presets';
-import { startTestApp, testEnv, type TestApp } from './helpers/app';
+import { startTestApp, type TestApp } from './helpers/app';
 import { startJwksServer, type JwksServer } from './helpers/jwks-server';
 import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
 
@@ -104,20 +103,6 @@ describe('presets: each provider’s documented token shape, signed with a key s
   });
 });
 
-describe('presets in the configuration', () => {
-  it('set the claim defaults; an explicit variable wins', () => {
-    expect(loadConfig(testEnv({ SERVICE_IDP_PRESET: 'clerk' }))).toMatchObject({ idpPreset: 'clerk', jwtTenantClaim: 'o.slg', jwtTenantIdClaim: 'o.id' });
-    expect(loadConfig(testEnv({ SERVICE_IDP_PRESET: 'keycloak', SERVICE_ADMIN_ROLE_CLAIM: 'groups', SERVICE_JWT_TENANT_ID_CLAIM: 'org.ids' }))).toMatchObject({
-      jwtTenantClaim: 'organization',
-      jwtTenantIdClaim: 'org.ids',
-      adminRoleClaim: 'groups',
-    });
-  });
-  it('an unknown preset stops the boot, naming the variable', () => {
-    expect(() => loadConfig(testEnv({ SERVICE_IDP_PRESET: 'okta' }))).toThrow(/SERVICE_IDP_PRESET: expected one of keycloak, auth0, clerk, workos, entra, zitadel, logto, got 'okta'/);
-  });
-});
-
 describe('several tenants in one claim', () => {
   let a: { slug: string };
   let b: { slug: string };
@@ -167,6 +152,13 @@ describe('identity links', () => {
     expect(list.body.tenants[0].identity_links).toEqual(next);
     const cleared = await request(local.app).put(`/api/setup/tenant/${t.tenant_id}`).set('Authorization', admin()).send({ identity_links: [] }).expect(200);
     expect(cleared.body).not.toHaveProperty('identity_links');
+    // Each change is an event in the same transaction: created with its links, updated with before/after.
+    const events = (await ownerConnection()('events').where({ tenant_id: t.tenant_id }).orderBy('occurred_at').select('action', 'data')) as Array<{ action: string; data: Record<string, unknown> }>;
+    expect(events[0]).toMatchObject({ action: 'tenant.created', data: { tenant: { identity_links: expect.arrayContaining([{ issuer: one.issuer, organization_id: one.organization_id }]) } } });
+    expect(events.filter((e) => e.action === 'tenant.updated').map((e) => e.data)).toEqual([
+      expect.objectContaining({ after: { identity_links: next }, before: { identity_links: expect.any(Array) } }),
+      expect.objectContaining({ before: { identity_links: next }, after: { identity_links: [] } }),
+    ]);
   });
 
   it('a pair belongs to one tenant: create and update with a taken pair are 409, and change nothing', async () => {
