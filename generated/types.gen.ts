@@ -46,7 +46,9 @@ export type TenantSettings = {
  * `provision_from_claims` true, a caller whose token names this tenant in a claim
  * (`tenant`, `org`…) becomes a `member` on first use — only when the token's `iss` equals
  * `claims_issuer`, if that is set. With false, members join by invitation (or are added
- * by an admin); a claim then needs an existing membership.
+ * by an admin); a claim then needs an existing membership. A tenant with identity links
+ * provisions only through them (the link's issuer standing in for `claims_issuer`): a name
+ * claim then selects it for existing members only.
  *
  */
 export type MembershipPolicy = {
@@ -85,8 +87,6 @@ export type IdentityLink = {
     organization_id: string;
 };
 
-export type IdentityLinks = Array<IdentityLink>;
-
 export type Tenant = {
     tenant_id: string;
     name: string;
@@ -97,7 +97,7 @@ export type Tenant = {
     /**
      * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`; absent when it has none.
      */
-    identity_links?: IdentityLinks;
+    identity_links?: Array<IdentityLink>;
     created_at: string;
     updated_at: string;
 };
@@ -117,7 +117,7 @@ export type CreateTenantRequest = {
     /**
      * Organizations of identity providers that name this tenant; a pair linked to another tenant is a 409.
      */
-    identity_links?: IdentityLinks;
+    identity_links?: Array<IdentityLink>;
 };
 
 export type CreateTenantResponse = {
@@ -140,7 +140,7 @@ export type UpdateTenantRequest = {
     /**
      * Replaces the tenant's identity links (`[]` removes them all); a pair linked to another tenant is a 409.
      */
-    identity_links?: IdentityLinks;
+    identity_links?: Array<IdentityLink>;
 };
 
 export type DeleteTenantResponse = {

@@ -84,7 +84,7 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   invitations_status_check: fixed('validation', 'The invitation status is not one of the allowed values.'),
   invitations_delivery_check: fixed('validation', 'The invitation delivery is not one of the allowed values.'),
 
-  // identity_links (migration 007)
+  // identity_links (migration 008)
   identity_links_pair_unique: {
     kind: 'conflict',
     detail: (e) => {

@@ -11,7 +11,7 @@ import * as tenantSearchIndex from './migrations/003-tenant-search-index';
 import * as membership from './migrations/004-membership';
 import * as events from './migrations/005-events';
 import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
-import * as tenantFacts from './migrations/007-tenant-facts';
+import * as tenantFacts from './migrations/008-tenant-facts';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -62,7 +62,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '004-membership': membership,
   '005-events': events,
   '006-tenant-search-folded': tenantSearchFolded,
-  '007-tenant-facts': tenantFacts,
+  '008-tenant-facts': tenantFacts,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */

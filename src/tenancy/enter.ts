@@ -40,7 +40,11 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     memberRole: row.user_role,
   };
   const roleClaim = ctx.config.jwtTenantRoleClaim;
-  const caller = { ...ctx.caller, tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)) };
+  const caller = {
+    issuer: ctx.caller.issuer,
+    isPlatformAdmin: ctx.caller.isPlatformAdmin,
+    tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)),
+  };
   const d = decideEntry(request, facts, caller, access);
   if (d.kind === 'refuse') throw d.error;
   return d;

@@ -1,5 +1,5 @@
 /**
- * Identity links (migration 007): (issuer, organization id) pairs naming a tenant. A platform
+ * Identity links (migration 008): (issuer, organization id) pairs naming a tenant. A platform
  * table (no row-level security), written only by platform admins' tenant create and update.
  */
 import type { Knex } from 'knex';

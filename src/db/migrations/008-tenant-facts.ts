@@ -81,5 +81,5 @@ GRANT EXECUTE ON FUNCTION app_tenant_facts(text, uuid, text, text, text, text) T
 }
 
 export async function down(): Promise<void> {
-  throw new Error('Migration 007 cannot be rolled back; restore a backup instead.');
+  throw new Error('Migration 008 cannot be rolled back; restore a backup instead.');
 }
