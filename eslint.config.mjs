@@ -2,8 +2,102 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// knex, pg and Objection through their public APIs only: a deep import, a private field or a
+// replaced method breaks silently on an upgrade.
+const LIBRARY_INTERNALS = {
+  group: ['knex/*', 'pg/*', 'pg-pool/*', 'pg-protocol', 'pg-protocol/*', 'objection/*', 'tarn', 'tarn/*'],
+  message: 'Use the public API of knex, pg and Objection (the package root), not their internals.',
+};
+const INTERNALS_SYNTAX = [
+  {
+    selector: 'MemberExpression[property.name=/^_{1,2}knex/], Identifier[name=/^_{1,2}knex/], Literal[value=/^_{1,2}knex/]',
+    message: "knex's private fields (__knex…) are not an API: use a public one.",
+  },
+  {
+    selector: "AssignmentExpression > MemberExpression.left[property.name='query']",
+    message: 'Do not replace a driver method (`.query = …`): wrap calls in a function of src/db instead.',
+  },
+];
+
+// Layers point one way: server → app → handlers → http → auth / tenancy → domain → db. The
+// neutral modules (src/context, config, errors, logger) may be read by every layer.
+const LAYERS = [
+  { name: 'server', files: ['src/server.ts', 'src/build-services.ts', 'src/workers/**/*.ts'], modules: ['server', 'build-services', 'workers'] },
+  { name: 'app', files: ['src/app.ts'], modules: ['app'] },
+  { name: 'handlers', files: ['src/handlers/**/*.ts'], modules: ['handlers'] },
+  { name: 'http', files: ['src/http/**/*.ts'], modules: ['http'] },
+  { name: 'auth', files: ['src/auth/**/*.ts'], modules: ['auth'], peers: ['tenancy'] },
+  { name: 'tenancy', files: ['src/tenancy/**/*.ts'], modules: ['tenancy'], peers: ['auth'] },
+  { name: 'domain', files: ['src/domain/**/*.ts', 'src/mail/**/*.ts'], modules: ['domain', 'mail'] },
+  { name: 'db', files: ['src/db/**/*.ts'], modules: ['db'] },
+  { name: 'neutral', files: ['src/context/**/*.ts', 'src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/openapi-document.ts'], modules: [] },
+];
+/** A relative import of `module` (a directory or a file of src/) from anywhere under src/. */
+const importOf = (module) => `^(\\./|(\\.\\./)+)${module}(/.*)?$`;
+/** The layers a file of `layer` may not import: every layer above it, and its peers. */
+function forbiddenFor(layer) {
+  if (layer.name === 'neutral') return LAYERS.filter((l) => !['db', 'neutral'].includes(l.name));
+  const above = LAYERS.slice(0, LAYERS.indexOf(layer));
+  const peers = LAYERS.filter((l) => (layer.peers ?? []).includes(l.name) && !above.includes(l));
+  return [...above, ...peers];
+}
+function layerPatterns(layer) {
+  return forbiddenFor(layer).flatMap((l) =>
+    l.modules.map((m) => ({
+      regex: importOf(m),
+      message: `Layers point one way (server → app → handlers → http → auth / tenancy → domain → db): ${layer.name} may not import ${l.name}. Shared types go in src/context.`,
+    })),
+  );
+}
+
+// SQL, knex and objection belong in src/db only: domain code calls models and the named queries
+// of src/db/queries; types come from src/db (Transaction, Database).
+const DB_ONLY_PATHS = [
+  { name: 'knex', message: 'SQL belongs in src/db: add a model query or a named query in src/db/queries (types: Transaction/Database from src/db/tenant-scope).' },
+  { name: 'objection', message: 'Objection belongs in src/db: use the models of src/db/models.ts and the queries of src/db/queries.' },
+  { name: 'pg', message: 'SQL belongs in src/db.' },
+];
+const OUTSIDE_DB_SYNTAX = [
+  {
+    selector: "CallExpression[callee.property.name=/^(raw|whereRaw|orWhereRaw|havingRaw|orderByRaw|joinRaw|fromRaw|selectRaw)$/]",
+    message: 'Raw SQL belongs in src/db/queries.',
+  },
+  {
+    // A transaction opened here would not set the runtime role (lost behind a transaction pooler).
+    selector: "CallExpression[callee.property.name='transaction']",
+    message: 'Open transactions with withTenant / withService / withPlatformRead / withSavepoint (src/db/tenant-scope.ts): they set the database role.',
+  },
+  {
+    selector: "CallExpression[callee.name=/^(db|trx|knex)$/], CallExpression[callee.property.name=/^(db|trx|knex)$/]",
+    message: 'Query through a model (src/db/models.ts) or a named query (src/db/queries), not the knex builder.',
+  },
+  {
+    // Request state travels in one typed object.
+    selector: "MemberExpression[property.name='locals']",
+    message: 'Keep request state in the typed RequestState (src/http/request-state.ts), not res.locals.',
+  },
+];
+
+/** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
+const layerConfigs = LAYERS.map((layer) => {
+  const outsideDb = layer.name !== 'db';
+  const patterns = [LIBRARY_INTERNALS, ...layerPatterns(layer)];
+  const options = { paths: outsideDb ? DB_ONLY_PATHS : [], patterns };
+  return {
+    files: layer.files,
+    rules: {
+      // The neutral module may name a layer's types (erased at run time), never import its code.
+      ...(layer.name === 'neutral'
+        ? { 'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS] }], '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerPatterns(layer).map((p) => ({ ...p, allowTypeImports: true })) }] }
+        : { 'no-restricted-imports': ['error', options] }),
+      'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...(outsideDb ? OUTSIDE_DB_SYNTAX : [])],
+    },
+  };
+});
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'generated/**', 'node_modules/**', 'coverage/**', 'test-output/**', '.data/**'] },
+  // test/fixtures/lint: code that must fail, linted by test/unit/lint-rules.test.ts as files of src/.
+  { ignores: ['dist/**', 'generated/**', 'node_modules/**', 'coverage/**', 'test-output/**', '.data/**', 'test/fixtures/lint/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -18,46 +112,15 @@ export default tseslint.config(
     languageOptions: { globals: { require: 'readonly', module: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', URL: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off', 'no-console': 'off' },
   },
-  // SQL, knex and objection belong in src/db only (issue 12): domain code calls models and the
-  // named queries of src/db/queries; types come from src/db (Transaction, Database).
+  // Files of src/ outside the layers (the CLI, ambient types): still no library internals and no SQL.
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/db/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: [
-            { name: 'knex', message: 'SQL belongs in src/db: add a model query or a named query in src/db/queries (types: Transaction/Database from src/db/tenant-scope).' },
-            { name: 'objection', message: 'Objection belongs in src/db: use the models of src/db/models.ts and the queries of src/db/queries.' },
-            { name: 'pg', message: 'SQL belongs in src/db.' },
-          ],
-          patterns: [{ group: ['knex/*', 'objection/*', 'pg/*'], message: 'SQL belongs in src/db.' }],
-        },
-      ],
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.property.name=/^(raw|whereRaw|orWhereRaw|havingRaw|orderByRaw|joinRaw|fromRaw|selectRaw)$/]",
-          message: 'Raw SQL belongs in src/db/queries.',
-        },
-        {
-          // A transaction opened here would not set the runtime role (lost behind a transaction pooler).
-          selector: "CallExpression[callee.property.name='transaction']",
-          message: 'Open transactions with withTenant / withService / withPlatformRead / withSavepoint (src/db/tenant-scope.ts): they set the database role.',
-        },
-        {
-          selector: "CallExpression[callee.name=/^(db|trx|knex)$/], CallExpression[callee.property.name=/^(db|trx|knex)$/]",
-          message: 'Query through a model (src/db/models.ts) or a named query (src/db/queries), not the knex builder.',
-        },
-        {
-          // Request state travels in one typed object (issue 13).
-          selector: "MemberExpression[property.name='locals']",
-          message: 'Keep request state in the typed RequestState (src/http/request-state.ts), not res.locals.',
-        },
-      ],
+      'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS] }],
+      'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...OUTSIDE_DB_SYNTAX],
     },
   },
+  ...layerConfigs,
   {
     // The pipeline stays a set of small named stages (issue 13).
     files: ['src/http/**/*.ts', 'src/app.ts'],

@@ -16,7 +16,7 @@ import { buildReferenceApp, type ReferenceKind } from './reference-server';
 import { loadConfig } from '../src/config';
 import { openDatabase } from '../src/db/database';
 import { createLogger } from '../src/logger';
-import { buildServices, closeServices } from '../src/services';
+import { buildServices, closeServices } from '../src/build-services';
 
 interface WorkerInput {
   kind: 'ceiling' | 'service' | ReferenceKind;

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -185,7 +185,8 @@ export const auditTenants = <ThrowOnError extends boolean = false>(options?: Opt
  *
  * Every tenant's events and the platform-wide ones (`tenant_id` null), newest first,
  * cursor paged. Filters combine. Events of deleted tenants stay until the retention
- * period (SERVICE_EVENT_RETENTION_DAYS) ends.
+ * period (SERVICE_EVENT_RETENTION_DAYS) ends. A page holds at most `limit` events and at
+ * most 1 MiB of JSON: it may hold fewer events than `limit` while `next_cursor` is set.
  *
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
@@ -213,6 +214,14 @@ export const listWebhooks = <ThrowOnError extends boolean = false>(options?: Opt
  * specification, signed with the returned `secret` (`whsec_…`, shown only in this
  * answer). Only `http` and `https` URLs without credentials; redirects are not followed.
  *
+ * **Network rule**: a URL whose host is, or resolves to, a loopback, private, link-local
+ * (cloud metadata such as 169.254.169.254), unspecified, multicast or reserved address
+ * (IPv4 or IPv6, IPv4-mapped forms included), or a name under `.localhost`, `.internal`
+ * or `.local`, is refused with 400 `Validation error`, unless the service runs with
+ * SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. Every delivery checks the addresses it
+ * connects to again (DNS can change); one refused there is recorded as
+ * `connection failed`.
+ *
  */
 export const createWebhook = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookData, ThrowOnError>) => (options.client ?? client).post<CreateWebhookResponses, CreateWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -227,7 +236,10 @@ export const createWebhook = <ThrowOnError extends boolean = false>(options: Opt
 /**
  * Delete a webhook endpoint
  *
- * The endpoint and its deliveries go; pending deliveries are never sent.
+ * The endpoint goes at once and its pending deliveries are never sent; its deliveries are
+ * then removed in small batches (an attempt already in flight finishes). Never waits for,
+ * nor blocks, deliveries in flight or other requests.
+ *
  */
 export const deleteWebhook = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookData, ThrowOnError>) => (options.client ?? client).delete<DeleteWebhookResponses, DeleteWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -247,7 +259,11 @@ export const getWebhook = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Update a webhook endpoint
  *
- * Only the fields present change. Disabling an endpoint holds its pending deliveries until it is enabled again.
+ * Only the fields present change. A new `url` follows the network rule of
+ * `createWebhook` (400 when refused). Disabling an endpoint holds its pending deliveries
+ * until it is enabled again. Neither waits for, nor blocks, deliveries in flight or other
+ * requests.
+ *
  */
 export const updateWebhook = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookData, ThrowOnError>) => (options.client ?? client).put<UpdateWebhookResponses, UpdateWebhookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -265,7 +281,8 @@ export const updateWebhook = <ThrowOnError extends boolean = false>(options: Opt
  * Newest first, cursor paged. Each delivery lists every attempt: when, the status code
  * (null when no answer came), how long it took, the error, and when the next retry is due.
  * A failed attempt is retried after 5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h and 12 h,
- * then the delivery is `failed`.
+ * then the delivery is `failed`. An attempt's `error` is a category only:
+ * `connection failed`, `timed out`, or `HTTP <status>`.
  *
  */
 export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>) => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
@@ -344,6 +361,36 @@ export const getCurrentTenant = <ThrowOnError extends boolean = false>(options?:
 });
 
 /**
+ * Decide a product request for a gateway
+ *
+ * The decision endpoint for gateways in front of a product (nginx `auth_request`, Caddy
+ * `forward_auth`, Traefik `forwardAuth`, Envoy `ext_authz`): the same tenant resolution,
+ * membership and provisioning as `GET /api/tenant`, from the forwarded request's
+ * `Authorization` and `X-Tenant` headers (and the token's claims). On **200** the headers
+ * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-User-Id` and `X-User-Subject` carry the
+ * decision for the gateway to copy onto the request it forwards to the product.
+ *
+ * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
+ * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is
+ * never read (the connection is closed after the answer instead).
+ *
+ * Refusals use only the statuses gateways pass on: **401** for token problems and **403**
+ * for every other refusal (no, malformed or unknown tenant, not a member, pending approval,
+ * tenant mismatch, `role` not held, a platform admin who is not a member), with the usual
+ * Error body (its `error` says which, e.g. `Tenant not found`) and the same string in
+ * `X-Tenant-Error`. An unavailable database is **503**, so the gateway fails closed.
+ * Counted against its own `decision` counter (6 000 per minute per caller by default,
+ * SERVICE_RATE_LIMIT_DECISION_PER_MINUTE).
+ *
+ */
+export const decideTenantAccess = <ThrowOnError extends boolean = false>(options?: Options<DecideTenantAccessData, ThrowOnError>) => (options?.client ?? client).get<DecideTenantAccessResponses, DecideTenantAccessErrors, ThrowOnError>({
+    querySerializer: { parameters: { forwarded: { object: { style: 'form' } } } },
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/decision',
+    ...options
+});
+
+/**
  * List members of the resolved tenant
  */
 export const listMembers = <ThrowOnError extends boolean = false>(options?: Options<ListMembersData, ThrowOnError>) => (options?.client ?? client).get<ListMembersResponses, ListMembersErrors, ThrowOnError>({
@@ -353,9 +400,13 @@ export const listMembers = <ThrowOnError extends boolean = false>(options?: Opti
 });
 
 /**
- * Add a member to the resolved tenant
+ * Add a member to the resolved tenant (platform admins)
  *
- * Tenant admins only. The member is identified by issuer and subject.
+ * Platform admins only (the operator's provisioning and migrations); the tenant's own
+ * admins get 403 `Forbidden` and invite people instead (`POST /api/tenant/invitations`),
+ * because nobody becomes a member without consent. The member is identified by issuer and
+ * subject. Event `member.added`.
+ *
  */
 export const addMember = <ThrowOnError extends boolean = false>(options: Options<AddMemberData, ThrowOnError>) => (options.client ?? client).post<AddMemberResponses, AddMemberErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -372,7 +423,9 @@ export const addMember = <ThrowOnError extends boolean = false>(options: Options
  *
  * Tenant admins only. The last admin of a tenant cannot be removed (409): make another
  * member admin first with `PATCH /api/tenant/members/{user_id}` (updateMemberRole).
- * A member with requests in flight is removed when those requests end.
+ * A member with requests in flight is removed when those requests end. Two admins removing
+ * each other at the same moment: one is removed, the other request gets 409 (or 403).
+ * The invitations the removed member sent that are still pending are revoked.
  *
  */
 export const removeMember = <ThrowOnError extends boolean = false>(options: Options<RemoveMemberData, ThrowOnError>) => (options.client ?? client).delete<RemoveMemberResponses, RemoveMemberErrors, ThrowOnError>({
@@ -385,8 +438,10 @@ export const removeMember = <ThrowOnError extends boolean = false>(options: Opti
  * Change a member's role
  *
  * Tenant admins only. Demoting the last admin of the tenant is a 409 `Conflict`; two
- * admins demoting each other at the same time leave exactly one admin. Setting the role a
- * member already has changes nothing and answers 200.
+ * admins demoting or removing each other at the same time leave exactly one admin (the
+ * other request gets 403 or 409). Setting the role a member already has changes nothing
+ * and answers 200. Demoting an admin revokes the invitations they sent that are still
+ * pending (an invitation is its inviter's act), each with an `invitation.revoked` event.
  *
  */
 export const updateMemberRole = <ThrowOnError extends boolean = false>(options: Options<UpdateMemberRoleData, ThrowOnError>) => (options.client ?? client).patch<UpdateMemberRoleResponses, UpdateMemberRoleErrors, ThrowOnError>({
@@ -397,6 +452,22 @@ export const updateMemberRole = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * Leave the resolved tenant
+ *
+ * The caller stops being a member of the tenant (any member, admin or not; nobody stays a
+ * member without consent). The last admin cannot leave (409 `Conflict`): make another
+ * member admin first with `PATCH /api/tenant/members/{user_id}` (updateMemberRole).
+ * The invitations the caller sent that are still pending are revoked. A platform admin
+ * who is not a member gets 404 `Not found`. Event `member.left`.
+ *
+ */
+export const leaveTenant = <ThrowOnError extends boolean = false>(options?: Options<LeaveTenantData, ThrowOnError>) => (options?.client ?? client).delete<LeaveTenantResponses, LeaveTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/membership',
+    ...options
 });
 
 /**
@@ -419,11 +490,15 @@ export const listInvitations = <ThrowOnError extends boolean = false>(options?: 
  * Tenant admins only. Answers 201 with the invitation, its one-time `token` (returned
  * only here and by resend; stored hashed) and `accept_url`
  * (SERVICE_FRONTEND_BASE_URL + `/invitations/accept?token=…`, null when unset). The
- * invitation expires after SERVICE_INVITATION_TTL_HOURS. A pending invitation for the
- * same email (case-insensitive), or an email that is already a member's, is a 409
- * `Conflict`. With SERVICE_SMTP_URL and SERVICE_MAIL_FROM the invitation is mailed (text
- * and HTML); a mail failure does not fail the request (`delivery: failed`; resend
- * retries). Shares the `invitations` counter with resend: 50 per hour per caller.
+ * invitation expires after SERVICE_INVITATION_TTL_HOURS. Emails are compared after
+ * trimming and Unicode NFKC case folding: a pending invitation for the same email, or an
+ * email that is already a member's, is a 409 `Conflict`. With SERVICE_SMTP_URL and
+ * SERVICE_MAIL_FROM the invitation is mailed (text and HTML) once it is committed, outside
+ * any database transaction, so a slow mail server holds no connection or lock; the answer
+ * carries the outcome (`delivery: failed` does not fail the request; resend retries).
+ * An invitation is its inviter's act: it is revoked when the inviter stops being an admin
+ * of the tenant (demoted, removed or left). Shares the `invitations` counter with resend:
+ * 50 per hour per caller.
  *
  */
 export const createInvitation = <ThrowOnError extends boolean = false>(options: Options<CreateInvitationData, ThrowOnError>) => (options.client ?? client).post<CreateInvitationResponses, CreateInvitationErrors, ThrowOnError>({
@@ -454,7 +529,8 @@ export const revokeInvitation = <ThrowOnError extends boolean = false>(options: 
  * Resend an invitation with a new token
  *
  * Tenant admins only. Only a pending or expired invitation (else 409): it gets a new
- * `token` and `expires_at`, the old token stops working, and the mail is sent again.
+ * `token` and `expires_at`, the old token stops working, and the mail is sent again
+ * (after the change is committed, like create).
  * Shares the `invitations` counter with create: 50 per hour per caller.
  *
  */
@@ -468,9 +544,11 @@ export const resendInvitation = <ThrowOnError extends boolean = false>(options: 
  * Accept an invitation
  *
  * Needs a token but no tenant. The caller's `email` claim must equal the invited email
- * (case-insensitive) and must not be unverified (`email_verified` present and not true)
- * → else 403 `Access denied`. Unknown, used or revoked token → 404
- * `Invitation not found`; expired → 410 `Invitation expired`; the caller already a
+ * (after trimming and Unicode NFKC case folding) and must not be unverified
+ * (`email_verified` present and not true) → else 403 `Access denied`. Unknown, used or
+ * revoked token → 404 `Invitation not found`, also when the inviter is no longer an admin
+ * of the tenant (the invitation was revoked when they were demoted, removed or left);
+ * expired → 410 `Invitation expired`; the caller already a
  * member of the tenant → 409 `Conflict`. On success the caller becomes a member with the
  * invited role and can use the tenant with `X-Tenant: <slug>`.
  *
@@ -489,7 +567,10 @@ export const acceptInvitation = <ThrowOnError extends boolean = false>(options: 
  * List the resolved tenant's events
  *
  * Tenant admins only: the events of this tenant (never another tenant's, never the
- * platform-wide ones: row-level security), newest first, cursor paged.
+ * platform-wide ones: row-level security), newest first, cursor paged. A change made by a
+ * platform admin shows its actor as `{"platform_admin": true}` only, and `ip` null (and
+ * `actor_subject` never matches it). A page holds at most `limit` events and at most 1 MiB of JSON: it
+ * may hold fewer events than `limit` while `next_cursor` is set.
  *
  */
 export const listTenantEvents = <ThrowOnError extends boolean = false>(options?: Options<ListTenantEventsData, ThrowOnError>) => (options?.client ?? client).get<ListTenantEventsResponses, ListTenantEventsErrors, ThrowOnError>({

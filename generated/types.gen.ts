@@ -247,8 +247,9 @@ export type Event = {
     event_id: string;
     occurred_at: string;
     /**
-     * tenant.created, tenant.registered, tenant.updated, tenant.approved, tenant.deleted,
-     * member.added, member.provisioned, member.role_changed, member.removed,
+     * tenant.created, tenant.registered, tenant.updated, tenant.approved,
+     * tenant.deletion_started (written before a delete removes any row), tenant.deleted,
+     * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
      * webhook.created, webhook.updated, webhook.deleted, board.created.
      *
@@ -265,18 +266,34 @@ export type Event = {
      * The client address (from X-Forwarded-For only with SERVICE_TRUST_PROXY).
      */
     ip: string | null;
+    /**
+     * The affected object, at most 16 KiB (16 384 bytes) of compact JSON. A value that
+     * would pass the bound is cut, largest first, and replaced by the marker
+     * `{"truncated": true, "bytes": <n>}` where `n` is the cut value's size as JSON in
+     * bytes; `data` itself is that marker when nothing else fits.
+     *
+     * Tenant `settings` and registration `metadata` are free-form: only the values of the
+     * top-level keys listed in SERVICE_EVENT_SETTINGS_KEYS (default `admin_email`,
+     * `billing_plan`, `features`) are copied, nested content included. Every other key
+     * keeps its name and shows `"[redacted] sha256:<64 hex digits>"`: SHA-256 of the UTF-8
+     * text `<tenant_id>\n<key>\n<the value as JSON with sorted keys, no white space>`, so
+     * a change of the value changes the hash and the value itself is never kept.
+     *
+     */
     data: {
         [key: string]: unknown;
     };
 };
 
 /**
- * The verified caller who made the change.
+ * The verified caller who made the change. In `GET /api/tenant/events`, a platform admin's
+ * change shows `{"platform_admin": true}` only: no issuer, subject or email.
+ *
  */
 export type EventActor = {
-    issuer: string | null;
-    subject: string | null;
-    email: string | null;
+    issuer?: string | null;
+    subject?: string | null;
+    email?: string | null;
     platform_admin: boolean;
 };
 
@@ -321,7 +338,7 @@ export type WebhookList = {
 
 export type CreateWebhookRequest = {
     /**
-     * An http or https URL without user name or password.
+     * An http or https URL without user name or password, on a public network (see createWebhook).
      */
     url: string;
     events: WebhookEventPatterns;
@@ -344,6 +361,9 @@ export type WebhookDeliveryAttempt = {
      */
     status_code: number | null;
     duration_ms: number;
+    /**
+     * Null on success; else a category only: `connection failed`, `timed out`, `HTTP <status>` (a redirect: `HTTP <status>: redirects are not followed`).
+     */
     error: string | null;
     /**
      * When the next attempt is due; null after success or the last attempt.
@@ -402,6 +422,12 @@ export type RegisterTenantRequest = {
 
 export type ApiAccess = {
     tenant_header: string;
+    /**
+     * SERVICE_GRAPHQL_PATH: the path of your product's GraphQL API, served by your
+     * application (behind a gateway that asks `GET /api/tenant/decision`), not by
+     * tenant-service.
+     *
+     */
     graphql_endpoint: string;
     api_base_url: string;
     authentication_required: boolean;
@@ -440,6 +466,22 @@ export type Member = {
     display_name: string | null;
     role: MemberRole;
     created_at: string;
+};
+
+/**
+ * The answer to leaving a tenant.
+ */
+export type LeftTenant = {
+    tenant_id: string;
+    tenant_slug: string;
+    /**
+     * The membership that ended, as it was.
+     */
+    membership: Member;
+    /**
+     * How many pending invitations the caller had sent (now revoked).
+     */
+    revoked_invitations: number;
 };
 
 export type MemberList = {
@@ -485,7 +527,10 @@ export type Invitation = {
     accepted_at: string | null;
     revoked_at: string | null;
     /**
-     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL).
+     * Whether the invitation mail went out (`not_configured` without SERVICE_SMTP_URL). The
+     * mail is sent after the invitation has committed; until the mail server has accepted
+     * it, this reads `failed` (not delivered: resend retries).
+     *
      */
     delivery: 'sent' | 'failed' | 'not_configured';
 };
@@ -519,6 +564,20 @@ export type AcceptInvitationRequest = {
 export type AcceptedInvitation = {
     tenant: Tenant;
     membership: Member;
+};
+
+/**
+ * The decision of `GET /api/tenant/decision`, the same as its headers.
+ */
+export type TenantDecision = {
+    tenant_id: string;
+    tenant_slug: string;
+    tenant_role: 'admin' | 'member';
+    user_id: string;
+    /**
+     * The token's `sub`, as is.
+     */
+    user_subject: string;
 };
 
 export type CurrentTenant = {
@@ -1840,6 +1899,73 @@ export type GetCurrentTenantResponses = {
 
 export type GetCurrentTenantResponse = GetCurrentTenantResponses[keyof GetCurrentTenantResponses];
 
+export type DecideTenantAccessData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: {
+        /**
+         * Refuse (403 `Forbidden`) members without this role. `member` admits every member.
+         */
+        role?: 'admin' | 'member';
+        /**
+         * Any other query parameter is accepted and ignored: Envoy's `ext_authz` appends the
+         * product request's path and query to its `path_prefix`
+         * (`/api/tenant/decision?path=/graphql?x=1`).
+         *
+         */
+        forwarded?: {
+            [key: string]: unknown;
+        };
+    };
+    url: '/api/tenant/decision';
+};
+
+export type DecideTenantAccessErrors = {
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * Every refusal other than the token's: `Missing X-Tenant header`, `Invalid X-Tenant header
+     * format`, `Tenant not found`, `Access denied`, `Tenant pending approval`, `Forbidden`
+     * (the `role` is not held), `Validation error`, `Method not allowed`.
+     *
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DecideTenantAccessError = DecideTenantAccessErrors[keyof DecideTenantAccessErrors];
+
+export type DecideTenantAccessResponses = {
+    /**
+     * The caller may act in the tenant; the headers carry the decision.
+     */
+    200: TenantDecision;
+};
+
+export type DecideTenantAccessResponse = DecideTenantAccessResponses[keyof DecideTenantAccessResponses];
+
 export type ListMembersData = {
     body?: never;
     headers?: {
@@ -2125,6 +2251,72 @@ export type UpdateMemberRoleResponses = {
 };
 
 export type UpdateMemberRoleResponse = UpdateMemberRoleResponses[keyof UpdateMemberRoleResponses];
+
+export type LeaveTenantData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/membership';
+};
+
+export type LeaveTenantErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type LeaveTenantError = LeaveTenantErrors[keyof LeaveTenantErrors];
+
+export type LeaveTenantResponses = {
+    /**
+     * The caller has left; the membership that ended.
+     */
+    200: LeftTenant;
+};
+
+export type LeaveTenantResponse = LeaveTenantResponses[keyof LeaveTenantResponses];
 
 export type ListInvitationsData = {
     body?: never;

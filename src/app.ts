@@ -14,7 +14,7 @@ import helmet from 'helmet';
 import { createAuthenticator } from './auth/verify';
 import type { Config } from './config';
 import { handlers } from './handlers';
-import type { AnyHandler } from './handlers/types';
+import type { AnyHandler } from './http/handler-contract';
 import { accessStage } from './http/access';
 import { bodyStage } from './http/body';
 import { readContractOperations } from './http/contract';
@@ -24,11 +24,11 @@ import { errorStage } from './http/error-response';
 import { gateStage, matchStage } from './http/match';
 import { pipeline } from './http/pipeline';
 import { requestStateStage } from './http/request-state';
-import { Router } from './http/router';
-import type { AppServices } from './http/services';
+import type { AppServices } from './context/app-services';
 import { tenantHeaderStage } from './http/tenant-header';
 import { tokenStage } from './http/token';
-import { createValidator, validateStage } from './http/validate';
+import { createContractApi } from './http/openapi';
+import { validateStage } from './http/validate';
 
 export { BODY_LIMIT } from './http/body';
 
@@ -37,7 +37,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
   const operations = readContractOperations();
   const table = handlers as unknown as Readonly<Record<string, AnyHandler>>;
   checkOperationTable(table, operations);
-  const validatorsFor = await createValidator();
+  const contract = await createContractApi();
 
   const app = express();
   app.disable('x-powered-by');
@@ -55,11 +55,11 @@ export async function createApp(config: Config, services: AppServices): Promise<
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
         tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)),
-        matchStage(new Router(operations)),
+        matchStage(contract.router, operations),
         ...(services.rateLimiter ? [services.rateLimiter.middleware] : []),
         gateStage(),
         bodyStage(),
-        validateStage(validatorsFor),
+        validateStage((operationId) => contract.validatorsFor(operationId)),
         accessStage(),
         dispatchStage(table, config),
       ],

@@ -37,17 +37,25 @@ export interface Config {
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
   readonly databasePreparedStatements: boolean;
+  /** SERVICE_DATABASE_QUERY_TIMEOUT_MS: how long a request waits for a pooled connection or a query's answer before its 503. */
+  readonly databaseQueryTimeoutMs: number;
   /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
   readonly jwtCacheSize: number;
   readonly adminRole: string;
   readonly adminRoleClaim: string;
   readonly defaultTenantSlug: string;
   readonly rateLimitEnabled: boolean;
+  /** SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the `decision` counter's limit; null: the contract's (6 000). */
+  readonly rateLimitDecisionPerMinute: number | null;
   readonly redisKeyPrefix: string;
   readonly trustProxy: boolean;
   readonly graphqlPath: string;
   /** SERVICE_EVENT_RETENTION_DAYS: how long audit-log events are kept (daily purge). */
   readonly eventRetentionDays: number;
+  /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
+  readonly webhookAllowPrivateNetworks: boolean;
+  /** SERVICE_EVENT_SETTINGS_KEYS: the tenant settings / registration metadata keys whose values events copy. */
+  readonly eventSettingsKeys: readonly string[];
   /** Slugs self-service registration may never take (the default tenant's slug is added). */
   readonly reservedSlugs: readonly string[];
   /** Days a deleted tenant's slug stays unavailable to self-service registration. */
@@ -189,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
   const databasePreparedStatements = bool('SERVICE_DATABASE_PREPARED_STATEMENTS', true);
+  const databaseQueryTimeoutMs = int('SERVICE_DATABASE_QUERY_TIMEOUT_MS', 100, 600_000) ?? 5_000;
 
   let authProvider: AuthProvider;
   const ap = raw('SERVICE_AUTH_PROVIDER');
@@ -222,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`SERVICE_DEFAULT_TENANT_SLUG: must match ^[a-z0-9-]+$, got '${defaultTenantSlug}'`);
   }
   const rateLimitEnabled = bool('SERVICE_RATE_LIMIT_ENABLED', true);
+  const rateLimitDecisionPerMinute = int('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE', 1, 10_000_000);
   const redisKeyPrefix = env.SERVICE_REDIS_KEY_PREFIX ?? 'tenant-service:';
   const trustProxy = bool('SERVICE_TRUST_PROXY', false);
   const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
@@ -232,6 +242,16 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
+  const webhookAllowPrivateNetworks = bool('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
+  // Top-level keys, case-sensitive as settings keys are; `none` copies no value at all.
+  let eventSettingsKeys = ['admin_email', 'billing_plan', 'features'];
+  const esk = raw('SERVICE_EVENT_SETTINGS_KEYS');
+  if (esk !== undefined) {
+    eventSettingsKeys = esk.toLowerCase() === 'none' ? [] : [...new Set(esk.split(',').map((k) => k.trim()).filter((k) => k !== ''))];
+    for (const k of eventSettingsKeys) {
+      if (k.length > 255) problems.push(`SERVICE_EVENT_SETTINGS_KEYS: a key is longer than 255 characters ('${k.slice(0, 40)}…')`);
+    }
+  }
   let reservedSlugs = ['admin', 'api', 'app', 'default', 'help', 'root', 'setup', 'status', 'support', 'system', 'www'];
   const rs = raw('SERVICE_RESERVED_SLUGS');
   if (rs !== undefined) {
@@ -289,14 +309,18 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAudience,
     jwtCacheSize,
     databasePreparedStatements,
+    databaseQueryTimeoutMs,
     adminRole,
     adminRoleClaim,
     defaultTenantSlug,
     rateLimitEnabled,
+    rateLimitDecisionPerMinute,
     redisKeyPrefix,
     trustProxy,
     graphqlPath,
     eventRetentionDays,
+    webhookAllowPrivateNetworks,
+    eventSettingsKeys: Object.freeze(eventSettingsKeys),
     reservedSlugs: Object.freeze(reservedSlugs),
     slugRetirementDays,
     invitationTtlHours,

@@ -25,6 +25,7 @@ const ACCESS_TEXT: Record<string, string> = {
   platformAdmin: 'platform admins only',
   tenantMember: 'members of the resolved tenant (and platform admins)',
   tenantAdmin: 'admins of the resolved tenant (and platform admins)',
+  tenantPlatformAdmin: 'platform admins only, in the resolved tenant (not its tenant admins)',
 };
 
 /**

@@ -4,14 +4,17 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
 import { createApp } from './app';
+import type { AppServices } from './context/app-services';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, openDatabase, openOwnerDatabase } from './db/database';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
+import type { Database } from './db/tenant-scope';
+import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
 import { createLogger, flushLogger } from './logger';
-import { buildServices, closeServices } from './services';
+import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
-import { startWebhookWorker } from './workers/webhook-delivery';
+import { DEFAULT_CONCURRENCY, startWebhookWorker } from './workers/webhook-delivery';
 
 const DRAIN_TIMEOUT_MS = 25_000;
 
@@ -32,31 +35,65 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'Unhandled promise rejection'));
 
   let embedded: EmbeddedDatabase | null = null;
+  let db: Database | null = null;
+  let services: AppServices | null = null;
   let url = config.databaseUrl;
-  if (!url) {
-    embedded = await startEmbeddedPostgres(config.dataDir, logger);
-    url = embedded.url;
+  const server = http.createServer();
+  try {
+    if (!url) {
+      embedded = await startEmbeddedPostgres(config.dataDir, logger);
+      url = embedded.url;
+    }
+    logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
+    // Migrations hold a session advisory lock: behind a transaction pooler they need a direct URL.
+    await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
+    db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements, queryTimeoutMs: config.databaseQueryTimeoutMs });
+    services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
+    server.on('request', await createApp(config, services));
+    server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 60_000;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+  } catch (err) {
+    // One line that says what to do, and nothing left behind (pool, embedded PostgreSQL, its lock).
+    logger.fatal(startupFailure(err, config));
+    if (services) await closeServices(services).catch(() => undefined);
+    await db?.destroy().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    await flushLogger(logger);
+    process.exit(1);
   }
-  logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
-  // Migrations hold a session advisory lock: behind a transaction pooler they need a direct URL.
-  await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
-  const db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements });
-  const services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
-  const app = await createApp(config, services);
+  await serve(config, logger, server, db, services, embedded, embedded ? url : (config.migrationDatabaseUrl ?? url), url);
+}
 
-  const server = http.createServer(app);
-  server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 60_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+/** The one line a failed start logs: what went wrong and what to do, never a stack. */
+function startupFailure(err: unknown, config: Config): string {
+  if (err instanceof EmbeddedDatabaseError) return err.message;
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return `Port ${config.port} is already in use on ${config.host}: stop what listens there, or set SERVICE_PORT to a free port`;
+  if (code === 'EACCES' && (err as { syscall?: string }).syscall === 'listen') return `Not allowed to listen on ${where}: set SERVICE_PORT to a port above 1023, or grant the capability to bind it`;
+  if (code === 'EADDRNOTAVAIL') return `SERVICE_HOST ${config.host} is not an address of this machine: set SERVICE_HOST to one (127.0.0.1, 0.0.0.0)`;
+  return `tenant-service failed to start: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
+}
+
+async function serve(config: Config, logger: Logger, server: http.Server, db: Database, services: AppServices, embedded: EmbeddedDatabase | null, ownerUrl: string, runtimeUrl: string): Promise<void> {
   // Background work of every instance: webhook deliveries (SKIP LOCKED claims, so instances
   // share the outbox) and the daily retention purge, which needs the owner's connection
   // (the migrations' URL: the schema owner; the pool above runs as the runtime role).
-  const ownerUrl = embedded ? url : (config.migrationDatabaseUrl ?? url);
-  const webhookWorker = startWebhookWorker({ db, logger, onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome) });
+  // The worker has a pool of its own: an attempt holds its connection while the receiver answers
+  // (up to the 10 s timeout), and requests must never wait for those.
+  const webhookDb = openDatabase({ url: runtimeUrl, logger, poolMax: DEFAULT_CONCURRENCY + 1, preparedStatements: config.databasePreparedStatements, queryTimeoutMs: config.databaseQueryTimeoutMs });
+  const webhookWorker = startWebhookWorker({
+    db: webhookDb,
+    logger,
+    concurrency: DEFAULT_CONCURRENCY,
+    allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome),
+  });
   const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });
   const addr = server.address() as AddressInfo;
   logger.info(
@@ -88,6 +125,7 @@ async function main(): Promise<void> {
     clearTimeout(force);
     await closeServices(services);
     await db.destroy();
+    await webhookDb.destroy();
     if (embedded) await embedded.stop();
     logger.info('Stopped');
     // Log lines are written asynchronously: every buffered line is out before the process ends.

@@ -106,14 +106,27 @@ describe('the generated client drives every operation', () => {
     // tenant-scoped
     const current = await call('getCurrentTenant', 200, sdk.getCurrentTenant({ client, headers: member }));
     expect(current.data!.tenant.slug).toBe(tenant.slug);
+    const decision = await call('decideTenantAccess', 200, sdk.decideTenantAccess({ client, headers: member, query: { role: 'admin' } }));
+    expect(decision.response.headers.get('x-tenant-id')).toBe(tenant.id);
+    expect(decision.data).toMatchObject({ tenant_id: tenant.id, user_id: user.id, tenant_role: 'admin' });
+    const decisionRefused = await call('decideTenantAccess', 403, sdk.decideTenantAccess({ client, headers: { ...member, 'X-Tenant': unique('missing') } }));
+    expect(decisionRefused.error).toMatchObject({ error: 'Tenant not found' });
+    expect(decisionRefused.response.headers.get('x-tenant-error')).toBe('Tenant not found');
     const members = await call('listMembers', 200, sdk.listMembers({ client, headers: member }));
     expect(members.data!.members.map((m) => m.user_id)).toContain(user.id);
-    const added = await call(
-      'addMember',
-      201,
-      sdk.addMember({ client, headers: member, body: { subject: unique('newbie'), issuer: LOCAL_ISSUER, email: 'newbie@client.example', role: 'member' } }),
-    );
+    // Direct adds are the platform admin's; a tenant admin is refused (403).
+    const newbie = { subject: unique('newbie'), issuer: LOCAL_ISSUER, email: 'newbie@client.example', role: 'member' as const };
+    const refused = await call('addMember', 403, sdk.addMember({ client, headers: member, body: newbie }));
+    expect(refused.error).toMatchObject({ error: 'Forbidden' });
+    const added = await call('addMember', 201, sdk.addMember({ client, headers: { ...admin, 'X-Tenant': tenant.slug }, body: newbie }));
     await call('removeMember', 204, sdk.removeMember({ client, headers: member, path: { user_id: added.data!.user_id } }));
+    const leaver = await call('addMember', 201, sdk.addMember({ client, headers: { ...admin, 'X-Tenant': tenant.slug }, body: { ...newbie, subject: unique('leaver') } }));
+    const left = await call(
+      'leaveTenant',
+      200,
+      sdk.leaveTenant({ client, headers: { Authorization: `Bearer ${tokenFor({ sub: leaver.data!.subject })}`, 'X-Tenant': tenant.slug } }),
+    );
+    expect(left.data).toMatchObject({ tenant_id: tenant.id, tenant_slug: tenant.slug, membership: { user_id: leaver.data!.user_id }, revoked_invitations: 0 });
     const board = await call('createBoard', 201, sdk.createBoard({ client, headers: member, body: { name: 'Client board', description: 'from the SDK' } }));
     const boards = await call('listBoards', 200, sdk.listBoards({ client, headers: member }));
     expect(boards.data!.boards.map((b) => b.board_id)).toContain(board.data!.board_id);
@@ -154,7 +167,7 @@ describe('the generated client drives every operation', () => {
     const hook = await call(
       'createWebhook',
       201,
-      sdk.createWebhook({ client, headers: admin, body: { url: 'http://127.0.0.1:9/client-hook', events: ['tenant.*'], enabled: false } }),
+      sdk.createWebhook({ client, headers: admin, body: { url: 'http://192.0.2.1:9/client-hook', events: ['tenant.*'], enabled: false } }),
     );
     expect(hook.data!.secret).toMatch(/^whsec_/);
     const hookId = hook.data!.webhook_id;

@@ -46,6 +46,24 @@ describe('x-access and x-rate-limit', () => {
     expect(() => readContractOperations(twoLimits as never)).toThrow(/counter 'api' has two limits/);
   });
 
+  it('x-forwarded-methods: the decision answers the methods gateways forward; a bad list stops the boot', () => {
+    const ops = readContractOperations(raw() as never);
+    const decision = ops.find((o) => o.operationId === 'decideTenantAccess')!;
+    expect({ method: decision.method, forwarded: decision.forwardedMethods, takesBody: decision.takesBody }).toEqual({
+      method: 'GET',
+      forwarded: ['HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      takesBody: false,
+    });
+    expect(ops.filter((o) => o.forwardedMethods.length > 0).map((o) => o.operationId)).toEqual(['decideTenantAccess']);
+    // Routing of those methods through openapi-backend's router: test/decision.test.ts sends each.
+    const lower = raw();
+    lower.paths['/api/tenant/decision']!.get!['x-forwarded-methods'] = ['post'];
+    expect(() => readContractOperations(lower as never)).toThrow(/x-forwarded-methods must list upper-case methods/);
+    const withBody = raw();
+    withBody.paths['/api/tenant/decision']!.get!.requestBody = { content: {} };
+    expect(() => readContractOperations(withBody as never)).toThrow(/x-forwarded-methods .* without requestBody/);
+  });
+
   it('src/handlers/operations.gen.ts is generated from openapi.yaml', () => {
     const root = path.resolve(__dirname, '..');
     expect(() => execFileSync(process.execPath, [path.join(root, 'scripts/generate-operation-types.mjs'), '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();

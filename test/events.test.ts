@@ -77,7 +77,7 @@ function writeOperations(): string[] {
 }
 
 async function newWebhook(): Promise<string> {
-  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['tenant.*'], enabled: false });
+  const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['tenant.*'], enabled: false });
   expect(r.status).toBe(201);
   return r.body.webhook_id as string;
 }
@@ -138,7 +138,8 @@ const CASES: Record<string, () => Promise<Expected>> = {
   async deleteTenant() {
     const tenant = await createTenant();
     const res = await request(t.app).delete(`/api/setup/tenant/${tenant.id}`).set('Authorization', admin);
-    return { res, status: 200, action: 'tenant.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+    // The intent is recorded before the first batch, the deletion with the tenant row.
+    return { res, status: 200, action: 'tenant.deleted', also: ['tenant.deletion_started'], actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
   },
   async registerTenant() {
     const sub = unique('founder');
@@ -149,13 +150,14 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 201, action: 'tenant.registered', actor: { subject: sub, platformAdmin: false }, target: { type: 'tenant', id: res.body.tenant_id }, tenantId: res.body.tenant_id };
   },
   async addMember() {
-    const { tenant, user, token } = await tenantWithMember('admin');
+    // Direct adds are the platform admin's (PRODUCT.md §6); tenant admins invite.
+    const { tenant } = await tenantWithMember('admin');
     const res = await request(t.app)
       .post('/api/tenant/members')
-      .set('Authorization', `Bearer ${token}`)
+      .set('Authorization', `Bearer ${adminToken(adminSub)}`)
       .set('X-Tenant', tenant.slug)
       .send({ subject: unique('new'), issuer: LOCAL_ISSUER, email: 'new@acme-corp.test', role: 'member' });
-    return { res, status: 201, action: 'member.added', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: res.body.user_id }, tenantId: tenant.id };
+    return { res, status: 201, action: 'member.added', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'member', id: res.body.user_id }, tenantId: tenant.id };
   },
   async removeMember() {
     const { tenant, user, token } = await tenantWithMember('admin');
@@ -163,13 +165,18 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const res = await request(t.app).delete(`/api/tenant/members/${other.id}`).set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug);
     return { res, status: 204, action: 'member.removed', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: other.id }, tenantId: tenant.id };
   },
+  async leaveTenant() {
+    const { tenant, user, token } = await tenantWithMember('member');
+    const res = await request(t.app).delete('/api/tenant/membership').set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug);
+    return { res, status: 200, action: 'member.left', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'member', id: user.id }, tenantId: tenant.id };
+  },
   async createBoard() {
     const { tenant, user, token } = await tenantWithMember('member');
     const res = await request(t.app).post('/api/boards').set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug).send({ name: 'Evented board' });
     return { res, status: 201, action: 'board.created', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'board', id: res.body.board_id }, tenantId: tenant.id };
   },
   async createWebhook() {
-    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://127.0.0.1:9/hook', events: ['member.*'], enabled: false });
+    const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };
   },
   async updateWebhook() {
@@ -267,7 +274,7 @@ describe('event details', () => {
     const id = created.body.tenant_id as string;
     await request(t.app).delete(`/api/setup/tenant/${id}`).set('Authorization', admin).expect(200);
     const r = await request(t.app).get(`/api/setup/events?tenant_id=${id}`).set('Authorization', admin).expect(200);
-    expect(r.body.events.map((e: { action: string }) => e.action)).toEqual(['tenant.deleted', 'tenant.created']);
+    expect(r.body.events.map((e: { action: string }) => e.action)).toEqual(['tenant.deleted', 'tenant.deletion_started', 'tenant.created']);
     expect(r.body.events[0]).toMatchObject({ actor: { subject: adminSub, platform_admin: true, issuer: LOCAL_ISSUER }, target: { type: 'tenant', id } });
   });
 });

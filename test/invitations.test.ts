@@ -190,7 +190,7 @@ describe('refusals: status, Error body, nothing changed', () => {
     const before = await invitationRow(p.id);
     await request(plain.app)
       .post('/api/tenant/members')
-      .set('Authorization', `Bearer ${p.o.adminToken}`)
+      .set('Authorization', `Bearer ${tokenFor({ admin: true })}`)
       .set('X-Tenant', p.o.slug)
       .send({ subject: unique('added'), email: p.email, role: 'member' })
       .expect(201);

@@ -21,7 +21,7 @@ import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { migrate, openDatabase } from '../src/db/database';
 import { createLogger } from '../src/logger';
-import { buildServices, closeServices } from '../src/services';
+import { buildServices, closeServices } from '../src/build-services';
 import { testEnv } from './helpers/app';
 import { createThrowawayCluster, freePort, type ThrowawayCluster } from './helpers/pg-cluster';
 import { buildOnce, startServerProcess, stopServer, waitUntilReady } from './helpers/server-process';

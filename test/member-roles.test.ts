@@ -126,6 +126,96 @@ describe('PATCH /api/tenant/members/{user_id} (updateMemberRole)', () => {
     }
   });
 
+  it('two admins demoting and removing each other at the same time: 200/204/403/409, never 5xx; exactly one admin remains', async () => {
+    // Several tenants per round, so the requests interleave in every order.
+    const race = async (round: number, pair: number) => {
+      const t = await createTenant();
+      const a = await createUser(t.id, { role: 'admin' });
+      const b = await createUser(t.id, { role: 'admin' });
+      const [demoter, remover] = (round + pair) % 2 === 0 ? [a, b] : [b, a];
+      const [demote, remove] = await Promise.all([
+        patchRole(t.slug, demoter, remover.id, { role: 'member' }),
+        request(app.app).delete(`/api/tenant/members/${demoter.id}`).set('Authorization', tokenOf(remover)).set('X-Tenant', t.slug),
+      ]);
+      return { statuses: [demote.status, remove.status], admins: (await adminsOf(t.id)).length };
+    };
+    for (let round = 0; round < 8; round += 1) {
+      for (const r of await Promise.all([0, 1, 2].map((pair) => race(round, pair)))) {
+        const [demote, remove] = r.statuses as [number, number];
+        expect({ demote, remove, ok: [200, 403, 409].includes(demote) && [204, 403, 409].includes(remove) }).toMatchObject({ ok: true });
+        // Exactly one of the two changes happened.
+        expect({ demote, remove, changes: [demote === 200, remove === 204].filter(Boolean).length, admins: r.admins }).toMatchObject({ changes: 1, admins: 1 });
+      }
+    }
+  });
+
+  it('a removal and a demotion queued behind a third change of the admin rows: never 5xx, exactly one admin', async () => {
+    // Another admin change (here a transaction of the test) holds the admin rows; B's removal
+    // of A queues first, A's demotion of B second; then the third change ends. The queued
+    // requests then interleave in the order that deadlocked when each took its locks its own way.
+    for (const removedFirstInIdOrder of [true, false, true]) {
+      const t = await createTenant();
+      const pair = [await createUser(t.id, { role: 'admin' }), await createUser(t.id, { role: 'admin' })].sort((x, y) => (x.id < y.id ? -1 : 1));
+      // A is removed by B and demotes B; with A first in id order this deadlocked into a 503.
+      const [a, b] = removedFirstInIdOrder ? [pair[0]!, pair[1]!] : [pair[1]!, pair[0]!];
+      const third = await ownerConnection().transaction();
+      let answers: Array<{ status: number }> = [];
+      try {
+        const { rows } = (await third.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> };
+        const holder = rows[0]!.pid;
+        await third('users').where({ tenant_id: t.id, role: 'admin' }).orderBy('id').forNoKeyUpdate().select('id');
+        /** Backends waiting, directly or through another waiter, on the holder. */
+        const queued = async () => {
+          const r = (await ownerConnection().raw('select pid, pg_blocking_pids(pid) as blockers from pg_stat_activity where cardinality(pg_blocking_pids(pid)) > 0')) as {
+            rows: Array<{ pid: number; blockers: number[] }>;
+          };
+          const behind = new Set<number>([holder]);
+          for (let grew = true; grew; ) {
+            grew = false;
+            for (const w of r.rows) {
+              if (!behind.has(w.pid) && w.blockers.some((x) => behind.has(x))) {
+                behind.add(w.pid);
+                grew = true;
+              }
+            }
+          }
+          return behind.size - 1;
+        };
+        const until = async (n: number) => {
+          while ((await queued()) < n) await new Promise((r) => setTimeout(r, 20));
+        };
+        const remove = request(app.app).delete(`/api/tenant/members/${a.id}`).set('Authorization', tokenOf(b)).set('X-Tenant', t.slug).then((r) => r);
+        await until(1);
+        const demote = patchRole(t.slug, a, b.id, { role: 'member' }).then((r) => r);
+        await until(2);
+        await third.commit();
+        answers = await Promise.all([remove, demote]);
+      } finally {
+        if (!third.isCompleted()) await third.rollback();
+      }
+      const [removed, demoted] = answers.map((r) => r.status) as [number, number];
+      expect({ removed, demoted, ok: [204, 403, 409].includes(removed) && [200, 403, 409].includes(demoted) }).toMatchObject({ ok: true });
+      expect({ removed, demoted, changes: [removed === 204, demoted === 200].filter(Boolean).length }).toMatchObject({ changes: 1 });
+      expect(await adminsOf(t.id)).toHaveLength(1);
+    }
+  });
+
+  it('an admin leaving while the other removes them: one change happens, the other is refused, never 5xx', async () => {
+    for (let round = 0; round < 6; round += 1) {
+      const t = await createTenant();
+      const a = await createUser(t.id, { role: 'admin' });
+      const b = await createUser(t.id, { role: 'admin' });
+      const [leave, remove] = await Promise.all([
+        request(app.app).delete('/api/tenant/membership').set('Authorization', tokenOf(a)).set('X-Tenant', t.slug),
+        request(app.app).delete(`/api/tenant/members/${a.id}`).set('Authorization', tokenOf(b)).set('X-Tenant', t.slug),
+      ]);
+      expect([200, 403, 404, 409]).toContain(leave.status);
+      expect([204, 404, 409]).toContain(remove.status);
+      expect([leave.status === 200, remove.status === 204].filter(Boolean)).toHaveLength(1);
+      expect(await adminsOf(t.id)).toEqual([{ id: b.id }]);
+    }
+  });
+
   it('removing the last admin names the operation that makes another admin', async () => {
     const t = await createTenant();
     const admin = await createUser(t.id, { role: 'admin' });

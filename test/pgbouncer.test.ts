@@ -4,27 +4,25 @@
  * transaction (test/helpers/pgbouncer.ts). Session state such as a `SET ROLE` on a pooled
  * connection is then gone by the next transaction, so the runtime role must be set by each
  * transaction itself. Triggers installed by this test record `current_user` inside the
- * requests' own transactions (a board insert, and the membership insert of app_enter_tenant),
+ * requests' own transactions (a board insert, and the membership insert on first use),
  * which must be the runtime role, never the connecting owner.
  *
  * The isolation suites themselves run through PgBouncer with `npm run test:pgbouncer`.
  */
-import fs from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { Client } from 'pg';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
 import { createFreshDatabase, type FreshDatabase } from './helpers/fresh-database';
-import { startPgBouncer, type PgBouncer } from './helpers/pgbouncer';
+import { pgbouncerBinary, pgbouncerMissing, startPgBouncer, type PgBouncer } from './helpers/pgbouncer';
 import { ADMIN_URL } from './setup/global-setup';
 import { adminToken, tokenFor, unique } from './factories';
 
 jest.setTimeout(120_000);
 
 // CI installs Debian's pgbouncer (.ci/run); elsewhere the suite says why it did not run.
-const PGBOUNCER = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
-const available = fs.existsSync(PGBOUNCER);
-if (!available) process.stderr.write(`test/pgbouncer.test.ts skipped: ${PGBOUNCER} not found (apt-get install pgbouncer)\n`);
+const available = pgbouncerBinary() !== null;
+if (!available) process.stderr.write(`test/pgbouncer.test.ts skipped: ${pgbouncerMissing()}\n`);
 const maybe = available ? describe : describe.skip;
 
 maybe('behind PgBouncer in transaction mode', () => {
@@ -87,7 +85,7 @@ maybe('behind PgBouncer in transaction mode', () => {
       .expect(201);
     const tenantId = created.body.tenant_id as string;
 
-    // Claim-asserted tenant: app_enter_tenant provisions the caller (an insert into users).
+    // Claim-asserted tenant: the caller is provisioned (an insert into users).
     const subjects = Array.from({ length: 6 }, () => unique('pooled'));
     const tokens = subjects.map((sub) => `Bearer ${tokenFor({ sub, claims: { tenant: slug } })}`);
     await Promise.all(tokens.map((tok) => request(t.app).get('/api/tenant').set('Authorization', tok).expect(200)));

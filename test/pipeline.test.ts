@@ -10,7 +10,7 @@ import { createApp } from '../src/app';
 import { readTenantFacts } from '../src/db/queries/enter-tenant';
 import { APP_ROLE } from '../src/db/schema';
 import { scanJson } from '../src/http/body';
-import type { AppServices, ObservedRequest } from '../src/http/services';
+import type { AppServices, ObservedRequest } from '../src/context/app-services';
 import { createLogger } from '../src/logger';
 import { closeOwnerConnection, ownerConnection, tenantWithMember, tokenFor } from './factories';
 import { startTestApp, type TestApp } from './helpers/app';

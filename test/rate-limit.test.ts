@@ -8,11 +8,11 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { ApiError } from '../src/errors';
-import type { Caller } from '../src/auth/verify';
+import type { Caller } from '../src/context/claims';
 import { readContractOperations } from '../src/http/contract';
 import { createRateLimiter, ruleFor, rulesFromContract } from '../src/http/rate-limit';
 import { attachState, RequestState } from '../src/http/request-state';
-import type { AppServices, RateLimiter } from '../src/http/services';
+import type { AppServices, RateLimiter } from '../src/context/app-services';
 import { createLogger } from '../src/logger';
 import { startTestApp, testEnv, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
@@ -62,6 +62,8 @@ describe('the table', () => {
         ['invitations', 50, 'hour', 'POST /api/tenant/invitations and /api/tenant/invitations/*'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
+        // PRODUCT.md §14: the gateway decision, asked on every product request, any forwarded method.
+        ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],
       ].sort(),
     );
   });

@@ -80,6 +80,29 @@ it('finds the runnable blocks', () => {
   }
 });
 
+/** Shell languages a reader would paste into a terminal. */
+const SHELL_FENCE = /^```(sh|bash|shell|zsh|console)\b(.*)$/;
+const NOT_RUN = /^# Not run by test\/readme\.test\.ts: \S/;
+
+it('runs every shell block, or says why it cannot', () => {
+  const lines = fs.readFileSync(README, 'utf8').split('\n');
+  const unmarked: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = SHELL_FENCE.exec(lines[i]!);
+    if (!fence) continue;
+    if (MARKER.test(lines[i]!)) continue;
+    if (!NOT_RUN.test(lines[i + 1] ?? '')) unmarked.push(`README.md:${i + 1}: ${lines[i]}`);
+  }
+  expect(unmarked).toEqual([]);
+});
+
+it('stays a document for users: short, without run logs or clock times', () => {
+  const text = fs.readFileSync(README, 'utf8');
+  expect(text.split('\n').length).toBeLessThanOrEqual(600);
+  // A figure carries its date (YYYY-MM-DD), never a time of day or a machine's load.
+  expect(text).not.toMatch(/\b\d{2}:\d{2} (ratios|pipeline)\b|load average/i);
+});
+
 it('runs every README block marked readme-test, in order, without a failure', async () => {
   const blocks = runnableBlocks(fs.readFileSync(README, 'utf8'));
   const script = [
@@ -111,4 +134,5 @@ it('runs every README block marked readme-test, in order, without a failure', as
   expect(result.stdout).toContain('"tenant_slug":"globex"');
   expect(result.stdout).toContain('"graphql_endpoint":"/graphql"');
   expect(result.stdout).toContain('"source":"email_domain"');
+  expect(result.stdout).toMatch(/^X-Tenant-Slug: acme\r?$/im); // the gateway decision's headers for Bob
 });

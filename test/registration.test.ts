@@ -187,6 +187,19 @@ describe('POST /api/tenants/register', () => {
       expect(await tenantsRegisteredBy(sub)).toHaveLength(0);
     });
 
+    it.each([
+      ['no email claim', {}],
+      ['an unverified email', { email: 'eve@acme-corp.test', email_verified: false }],
+      ['an unlisted email', { email: 'eve@gmail.com', email_verified: true }],
+    ])('checks admin_email first: its unlisted domain is named even when the token has %s', async (_what, claims) => {
+      const sub = unique('reg');
+      const r = await register(domains.app, tokenFor({ sub, claims }), { organization_name: 'Outside', admin_email: 'eve@outside.test' }).expect(403);
+      expect(r.body.error).toBe('Domain not allowed');
+      expect(r.body.detail).toContain("'outside.test'");
+      expect(r.body.detail).toContain('admin_email');
+      expect(await tenantsRegisteredBy(sub)).toHaveLength(0);
+    });
+
     it("checks the token's email claim too", async () => {
       const { sub, token } = caller({ email: 'mallory@gmail.com' });
       const r = await register(domains.app, token, { organization_name: 'Claim', admin_email: 'ann@acme-corp.test' }).expect(403);

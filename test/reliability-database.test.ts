@@ -34,6 +34,9 @@ function databaseRequests(): Array<{ name: string; send: () => request.Test }> {
   const admin = `Bearer ${adminToken()}`;
   return [
     { name: 'GET /api/tenant', send: () => request(t.app).get('/api/tenant').set('Authorization', member) },
+    // The gateway decision fails closed: 503, never a 2xx or a 403 a gateway could misread.
+    { name: 'GET /api/tenant/decision', send: () => request(t.app).get('/api/tenant/decision').set('Authorization', member) },
+    { name: 'POST /api/tenant/decision', send: () => request(t.app).post('/api/tenant/decision').set('Authorization', member) },
     { name: 'GET /api/boards', send: () => request(t.app).get('/api/boards').set('Authorization', member) },
     {
       name: 'POST /api/boards',

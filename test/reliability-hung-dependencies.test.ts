@@ -6,6 +6,9 @@
  * - PostgreSQL paused: /readyz answers 503 `database: unavailable` (it gives up after 1.5 s
  *   instead of waiting for the server), requests answer 503 (client-side query timeout) instead
  *   of hanging, and everything recovers by itself on SIGCONT.
+ * - The same under the compiled server with its defaults: every request gets its 503 from the
+ *   client-side deadline (SERVICE_DATABASE_QUERY_TIMEOUT_MS), long before the 30 s statement
+ *   timeout would answer it.
  * - Redis paused: /readyz reports `rate_limit_store: degraded`, requests pass uncounted, and
  *   they stop sending commands to the paused Redis (one timeout trips a breaker): the commands
  *   Redis finds queued on SIGCONT are a handful, not one per request.
@@ -22,8 +25,9 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import request from 'supertest';
 import { migrate } from '../src/db/database';
-import { startTestApp, type TestApp } from './helpers/app';
+import { startTestApp, TEST_DATA_DIR, type TestApp } from './helpers/app';
 import { createThrowawayCluster, freePort, type ThrowawayCluster } from './helpers/pg-cluster';
+import { buildOnce, startServerProcess, stopServer, waitUntilReady, type ServerProcess } from './helpers/server-process';
 import { closeOwnerConnection, tokenFor, unique } from './factories';
 
 jest.setTimeout(180_000);
@@ -214,5 +218,81 @@ describe('Redis paused (SIGSTOP on a private redis-server)', () => {
       if (!counted) await sleep(200);
     }
     expect(counted).toBe(true);
+  });
+});
+
+describe('PostgreSQL paused under the compiled server with its default deadlines', () => {
+  // No timeout option here: the server runs as an operator starts it, with
+  // SERVICE_DATABASE_QUERY_TIMEOUT_MS at its default and the 30 s statement timeout.
+  let cluster: ThrowawayCluster;
+  let server: ServerProcess;
+  let pids: number[] = [];
+  let paused = false;
+  const signal = (sig: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* exited meanwhile */
+      }
+    }
+  };
+  /** One answer, or 0 when none came before the 30 s statement timeout would have fired. */
+  async function ask(pathname: string, token: string): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
+    try {
+      const r = await fetch(`${server.baseUrl}${pathname}`, { headers: { Authorization: token }, signal: AbortSignal.timeout(20_000) });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown>, retryAfter: r.headers.get('retry-after') };
+    } catch {
+      return { status: 0, body: {}, retryAfter: null };
+    }
+  }
+
+  beforeAll(async () => {
+    await buildOnce();
+    cluster = await createThrowawayCluster();
+    await cluster.start();
+    await migrate(cluster.url, 'default', pino({ level: 'silent' }));
+    server = startServerProcess(await freePort(), { SERVICE_DATABASE_URL: cluster.url, SERVICE_DATA_DIR: TEST_DATA_DIR, SERVICE_RATE_LIMIT_ENABLED: 'false', SERVICE_LOG_LEVEL: 'info' });
+    const status = await waitUntilReady(server, 120_000);
+    if (status !== 200) throw new Error(`server not ready (last status ${status}): ${server.stderr()}`);
+  });
+  afterAll(async () => {
+    if (paused) signal('SIGCONT');
+    if (server) await stopServer(server, 'SIGKILL');
+    await cluster?.destroy();
+  });
+
+  it('answers every request 503 before the 30 s statement timeout would, and recovers on SIGCONT', async () => {
+    const member = `Bearer ${tokenFor({ sub: unique('pg') })}`;
+    expect((await ask('/api/tenant', member)).status).toBe(200);
+
+    const postmaster = Number(fs.readFileSync(path.join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(postmaster)]);
+    pids = [postmaster, ...stdout.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0)];
+    signal('SIGSTOP');
+    paused = true;
+
+    // More requests than the pool has connections: some wait for a connection, some for an answer.
+    const results = await Promise.all(Array.from({ length: 14 }, () => ask('/api/tenant', member)));
+    const outcomes: Record<string, number> = {};
+    for (const r of results) {
+      const key = `${r.status} ${String(r.body.error ?? '')}`;
+      outcomes[key] = (outcomes[key] ?? 0) + 1;
+    }
+    expect(outcomes).toEqual({ '503 Service unavailable': 14 });
+    for (const r of results) {
+      expect(typeof r.body.detail).toBe('string');
+      expect(r.retryAfter).toMatch(/^\d+$/);
+    }
+    expect(server.logs.some((l) => l.msg === 'Unhandled error')).toBe(false);
+
+    signal('SIGCONT');
+    paused = false;
+    let back = 0;
+    for (let i = 0; i < 100 && back !== 200; i++) {
+      back = (await ask('/api/tenant', member)).status;
+      if (back !== 200) await sleep(200);
+    }
+    expect(back).toBe(200);
   });
 });

@@ -238,10 +238,13 @@ describe('zero setup: embedded PostgreSQL', () => {
     // SIGKILL: the postmaster outlives the service (or leaves its pid file); the next start copes.
     expect(await stopServer(second.server, 'SIGKILL')).toEqual({ code: null, signal: 'SIGKILL' });
     expect(fs.existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(true);
+    expect(fs.existsSync(path.join(dataDir, 'pg.lock'))).toBe(true); // its instance lock, now stale
     const third = await start();
+    expect(third.server.logs.some((l) => l.msg === 'Removing the lock of a tenant-service that is no longer running')).toBe(true);
     expect(await tenantSlugs(third.dbUrl)).toEqual(expect.arrayContaining(['default', slug]));
     expect(await currentTenant(third.server)).toMatchObject({ tenant: { slug: 'default' } });
     expect(await stopServer(third.server, 'SIGTERM')).toEqual({ code: 0, signal: null });
     expect(fs.existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, 'pg.lock'))).toBe(false);
   });
 });

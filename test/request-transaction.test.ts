@@ -27,7 +27,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-/** A request transaction entered into the test tenant (what app_enter_tenant sets). */
+/** A request transaction entered into the test tenant (what app_tenant_facts sets). */
 function inTenant<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return withRequestTransaction(
     db,
@@ -70,9 +70,10 @@ it('refuses any statement on the transaction after it ended, so nothing runs on 
   await inTenant(async (trx) => {
     leaked = trx;
   });
-  await expect(insertBoard(leaked!, name)).rejects.toThrow(/already ended/);
-  await expect(queryRows(leaked!, 'select 1', [])).rejects.toThrow(/already ended/);
-  await expect(leaked!.raw('select 1')).rejects.toThrow(/already ended/);
+  // knex's own refusal ("Transaction query already complete") for the builder and the models.
+  await expect(insertBoard(leaked!, name)).rejects.toThrow(/already (ended|complete)/);
+  await expect(queryRows(leaked!, 'select 1', [])).rejects.toThrow(/already (ended|complete)/);
+  await expect(leaked!.raw('select 1')).rejects.toThrow(/already (ended|complete)/);
   expect(await boardsNamed(name)).toBe(0);
 });
 
@@ -131,6 +132,35 @@ it('fails the request when COMMIT fails (the server went away after the handler)
   const again = unique('after-commit-failure');
   await inTenant(async (trx) => insertBoard(trx, again));
   expect(await boardsNamed(again)).toBe(1);
+});
+
+it('closes a connection whose statement outlived the client-side query timeout, instead of reusing it', async () => {
+  // The only connection of this pool; its statement keeps running on the server after the timeout.
+  const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, statementTimeoutMs: 20_000, queryTimeoutMs: 300 });
+  try {
+    let firstPid = 0;
+    await expect(
+      withRequestTransaction(
+        pool,
+        async () => undefined,
+        async (_first, trx) => {
+          firstPid = (await queryRows<{ pid: number }>(trx, 'select pg_backend_pid() as pid', []))[0]!.pid;
+          await queryRows(trx, 'select pg_sleep(15)', []);
+        },
+      ),
+    ).rejects.toThrow(/Query read timeout/);
+    const nextPid = await withRequestTransaction(
+      pool,
+      async () => undefined,
+      async (_first, trx) => (await queryRows<{ pid: number }>(trx, 'select pg_backend_pid() as pid', []))[0]!.pid,
+    );
+    expect(firstPid).toBeGreaterThan(0);
+    expect(nextPid).not.toBe(firstPid);
+  } finally {
+    await pool.destroy();
+  }
+  // The abandoned backend is not left sleeping on the server.
+  await ownerConnection().raw("select pg_cancel_backend(pid) from pg_stat_activity where query = 'select pg_sleep(15)'");
 });
 
 it('queryRows runs only on an open transaction, never on the pool', async () => {

@@ -426,7 +426,7 @@ describe('the longest identity the contract and tokens allow fits PostgreSQL', (
     const issuer = `${'𝄢'.repeat(250)}${unique('i').slice(-5)}`;
     const r = await request(t.app)
       .post('/api/tenant/members')
-      .set('Authorization', tokA)
+      .set('Authorization', admin) // direct adds are the platform admin's (PRODUCT.md §6)
       .set('X-Tenant', tenantA.slug)
       .send({ subject, issuer, email: 'long@a.example', role: 'member' });
     expect(r.status).toBe(201);

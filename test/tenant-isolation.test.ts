@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
-import { closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique, type TenantFixture, type UserFixture } from './factories';
+import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique, type TenantFixture, type UserFixture } from './factories';
 
 let t: TestApp;
 interface Side {
@@ -98,14 +98,18 @@ describe('members', () => {
     expect(subjects.sort()).toEqual([sides.a.admin.subject, sides.a.member.subject].sort());
   });
 
-  it('a member cannot add members (403 Forbidden); an admin can (201), once (409)', async () => {
+  it('neither a member nor a tenant admin can add members directly (403 Forbidden); a platform admin can (201), once (409)', async () => {
     const subject = unique('new');
     const body = { subject, email: `${subject}@example.test`, role: 'member' };
     const denied = await as(sides.a).post('/api/tenant/members').send(body).expect(403);
     expect(denied.body.error).toBe('Forbidden');
-    const r = await as(sides.a, 'admin').post('/api/tenant/members').send(body).expect(201);
+    // Nobody becomes a member without consent: tenant admins invite (PRODUCT.md §6).
+    const deniedAdmin = await as(sides.a, 'admin').post('/api/tenant/members').send(body).expect(403);
+    expect(deniedAdmin.body.error).toBe('Forbidden');
+    const platform = () => request(t.app).post('/api/tenant/members').set('Authorization', `Bearer ${adminToken()}`).set('X-Tenant', sides.a.tenant.slug);
+    const r = await platform().send(body).expect(201);
     expect(r.body).toMatchObject({ subject, role: 'member', email: body.email });
-    await as(sides.a, 'admin').post('/api/tenant/members').send(body).expect(409);
+    await platform().send(body).expect(409);
     // the new member exists in A only
     const rows = await ownerConnection()('users').where({ subject });
     expect(rows.map((u) => u.tenant_id)).toEqual([sides.a.tenant.id]);

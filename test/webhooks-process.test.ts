@@ -44,6 +44,7 @@ async function startInstance(): Promise<ServerProcess> {
     SERVICE_DATA_DIR: TEST_DATA_DIR,
     SERVICE_MULTI_TENANT_MODE: 'true',
     SERVICE_RATE_LIMIT_ENABLED: 'false',
+    SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', // the receiver listens on 127.0.0.1
   });
   started.push(s);
   expect(await waitUntilReady(s, 60_000)).toBe(200);

@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';
 import { createApp } from '../../src/app';
@@ -14,7 +15,7 @@ import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { setEventRecordingForBenchmark } from '../../src/domain/events';
 import { createLogger } from '../../src/logger';
-import { buildServices, closeServices } from '../../src/services';
+import { buildServices, closeServices } from '../../src/build-services';
 
 async function main(): Promise<void> {
   const input = workerData as { env: Record<string, string>; recordEvents: boolean };
@@ -27,7 +28,15 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   parentPort!.postMessage({ port: (server.address() as AddressInfo).port });
+  // How long this thread's event loop stalled, asked for by the bench ('loop-delay' resets it).
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   parentPort!.on('message', (m: string) => {
+    if (m === 'loop-delay') {
+      parentPort!.postMessage({ loopDelay: { p99_ms: Math.round(loop.percentile(99) / 1e4) / 100, max_ms: Math.round(loop.max / 1e4) / 100 } });
+      loop.reset();
+      return;
+    }
     if (m !== 'stop') return;
     server.closeIdleConnections();
     server.close(() => {

@@ -13,6 +13,13 @@
  * totals; `round_costs` (each pair's own cost) shows how noisy the machine was. Then both run at
  * the same time for BENCH_EVENTS_DURATION seconds (16 connections each): on a shared machine that
  * is the fairer comparison, and the ≤ 10% target is checked on it.
+ *
+ * Then the largest reads of the log (`large_reads`): a log of BENCH_EVENTS_LOG_SIZE maximal
+ * events (16 KiB of data each) plus a few 1 MiB ones stored before data was bounded; another
+ * tenant's GET /api/boards p99 is measured quietly, then while a platform admin pages through
+ * the whole log with `GET /api/setup/events?limit=1000`. Reported as the ratio of the two p99s
+ * (target ≤ 3), each phase BENCH_EVENTS_READ_SECONDS long (default 10).
+ * BENCH_EVENTS_ONLY=reads (standalone only) skips the recording-cost part.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -62,15 +69,56 @@ export interface EventsBenchResult {
   boards_created_with_events: number;
   board_events_written: number;
   outbox_rows_written: number;
+  large_reads: LargeReadsResult;
 }
 
-function startService(env: Record<string, string>, recordEvents: boolean): Promise<{ port: number; stop: () => Promise<void> }> {
+/** Another tenant's latency while the largest pages of the event log are read. */
+export interface LargeReadsResult {
+  events_in_log: number;
+  huge_events_stored_before_the_bound: number;
+  reader_connections: number;
+  pages_read: number;
+  largest_page_bytes: number;
+  reads_non_200: number;
+  other_tenant_requests_quiet: number;
+  other_tenant_requests_during_reads: number;
+  other_tenant_p99_ms_quiet: number;
+  other_tenant_p99_ms_during_reads: number;
+  /** during / quiet: what the largest reads cost everyone else. */
+  other_tenant_p99_ratio: number;
+  /** The service thread's event-loop delay in each phase: how long one request could stall all others. */
+  service_event_loop_delay_quiet: LoopDelay;
+  service_event_loop_delay_during_reads: LoopDelay;
+  target_ratio_at_most_3: boolean;
+}
+
+interface BenchService {
+  port: number;
+  stop: () => Promise<void>;
+  /** The service thread's event-loop delay since the last call. */
+  loopDelay: () => Promise<LoopDelay>;
+}
+
+interface LoopDelay {
+  p99_ms: number;
+  max_ms: number;
+}
+
+function startService(env: Record<string, string>, recordEvents: boolean): Promise<BenchService> {
   const worker = new Worker(path.join(__dirname, 'events-server.js'), { workerData: { env, recordEvents } });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { port?: number; error?: string }) => {
       if (m.error || !m.port) return reject(new Error(`service failed: ${m.error}`));
-      resolve({ port: m.port, stop: () => new Promise<void>((done) => (worker.once('exit', () => done()), worker.postMessage('stop'))) });
+      resolve({
+        port: m.port,
+        stop: () => new Promise<void>((done) => (worker.once('exit', () => done()), worker.postMessage('stop'))),
+        loopDelay: () =>
+          new Promise<LoopDelay>((done) => {
+            worker.once('message', (r: { loopDelay: LoopDelay }) => done(r.loopDelay));
+            worker.postMessage('loop-delay');
+          }),
+      });
     });
   });
 }
@@ -113,6 +161,149 @@ async function mixed(port: number, headers: Record<string, string>, seconds: num
   return { requests: r.requests.total, s5xx: r['5xx'], created };
 }
 
+/**
+ * One GET on a keep-alive agent: status, body size, milliseconds and the body's last 1 KiB
+ * (where `next_cursor` is). The body is not kept or parsed: this thread also times the other
+ * tenant's requests, and must not stall on 4 MiB pages itself.
+ */
+function timedGet(agent: http.Agent, port: number, urlPath: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; ms: number; tail: string }> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: urlPath, headers, agent }, (res) => {
+      let bytes = 0;
+      let tail = Buffer.alloc(0);
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        tail = Buffer.concat([tail, c.subarray(Math.max(0, c.length - 1024))]).subarray(-1024);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: Number(process.hrtime.bigint() - started) / 1e6, tail: tail.toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** p99 of `times` (milliseconds, rounded to 0.01). */
+function p99(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(0.99 * sorted.length) - 1));
+  return Math.round((sorted[i] ?? 0) * 100) / 100;
+}
+
+/** `concurrency` clients repeating GET `urlPath` for `seconds`; the latency of each request. */
+async function sample(port: number, urlPath: string, headers: Record<string, string>, seconds: number, concurrency: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const times: number[] = [];
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) {
+        const r = await timedGet(agent, port, urlPath, headers);
+        if (r.status !== 200) throw new Error(`GET ${urlPath} answered ${r.status}`);
+        times.push(r.ms);
+      }
+    }),
+  );
+  agent.destroy();
+  return times;
+}
+
+const LARGE_READERS = 1;
+const HUGE_EVENTS = 20;
+
+/**
+ * Another tenant's p99 quietly and while the whole log is read in the largest pages the API
+ * gives (limit=1000, bounded to 4 MiB each), as a ratio.
+ */
+export async function benchLargeEventReads(input: EventsBenchInput, service: BenchService, log: (m: string) => void): Promise<LargeReadsResult> {
+  const port = service.port;
+  const logSize = Number(process.env.BENCH_EVENTS_LOG_SIZE ?? 5000);
+  const seconds = Number(process.env.BENCH_EVENTS_READ_SECONDS ?? 10);
+  const admin = { Authorization: `Bearer ${signLocalToken(input.keys, { sub: 'bench-events-reader', admin: true, ttlSeconds: 7200 })}` };
+  const slug = `bench-events-log-${crypto.randomBytes(3).toString('hex')}`;
+  const logTenant = await post(port, '/api/setup/tenant', admin, { name: 'Bench Events Log', slug });
+  if (logTenant.status !== 201) throw new Error(`createTenant answered ${logTenant.status}`);
+  const logTenantId = logTenant.body.tenant_id as string;
+  const otherSlug = `bench-events-other-${crypto.randomBytes(3).toString('hex')}`;
+  const other = await post(port, '/api/setup/tenant', admin, { name: 'Bench Events Other', slug: otherSlug, include_sample_data: true });
+  if (other.status !== 201) throw new Error(`createTenant answered ${other.status}`);
+  const otherMember = { Authorization: `Bearer ${signLocalToken(input.keys, { sub: 'bench-events-other', tenant: otherSlug, ttlSeconds: 7200 })}` };
+
+  log(`large reads: seeding ${logSize} maximal events and ${HUGE_EVENTS} of 1 MiB`);
+  // Maximal: {"blob":"…"} is 16 384 bytes, the most data an event can hold now.
+  await input.owner.raw(
+    `insert into events (id, occurred_at, action, tenant_id, actor_issuer, actor_subject, actor_email, actor_platform_admin, target_type, target_id, data)
+     select gen_random_uuid(), now() - g * interval '1 millisecond', 'tenant.registered', ?, 'urn:bench', 'bench-registrant', 'registrant@bench.test', false,
+            'tenant', ?, jsonb_build_object('blob', repeat('x', 16373))
+       from generate_series(1, ?) g`,
+    [logTenantId, logTenantId, logSize],
+  );
+  // What the log held before data was bounded: whole 1 MiB metadata copied into an event.
+  await input.owner.raw(
+    `insert into events (id, occurred_at, action, tenant_id, target_type, data)
+     select gen_random_uuid(), now() - g * interval '3 millisecond', 'tenant.registered', ?, 'tenant',
+            jsonb_build_object('registration', jsonb_build_object('metadata', jsonb_build_object('blob', repeat(md5(g::text), 32768))))
+       from generate_series(1, ?) g`,
+    [logTenantId, HUGE_EVENTS],
+  );
+  await input.owner.raw('analyze events');
+
+  const otherPath = '/api/boards';
+  await sample(port, otherPath, otherMember, 2, 4); // warm-up
+  log(`large reads: ${otherSlug} GET ${otherPath}, quiet (${seconds} s, 4 connections)`);
+  await service.loopDelay();
+  const quiet = await sample(port, otherPath, otherMember, seconds, 4);
+  const loopQuiet = await service.loopDelay();
+
+  let stop = false;
+  let pages = 0;
+  let largest = 0;
+  let non200 = 0;
+  const readers = Array.from({ length: LARGE_READERS }, async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    let cursor: string | null = null;
+    while (!stop) {
+      const r = await timedGet(agent, port, `/api/setup/events?tenant_id=${logTenantId}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`, admin);
+      pages++;
+      largest = Math.max(largest, r.bytes);
+      if (r.status !== 200) {
+        non200++;
+        cursor = null;
+        continue;
+      }
+      cursor = /"next_cursor":"([A-Za-z0-9_-]+)"\}$/.exec(r.tail)?.[1] ?? null;
+    }
+    agent.destroy();
+  });
+  log(`large reads: ${otherSlug} GET ${otherPath} while ${LARGE_READERS} platform admin(s) page through the log (limit=1000)`);
+  const during = await sample(port, otherPath, otherMember, seconds, 4);
+  const loopDuring = await service.loopDelay();
+  stop = true;
+  await Promise.all(readers);
+
+  const quietP99 = p99(quiet);
+  const duringP99 = p99(during);
+  const ratio = Math.round((duringP99 / quietP99) * 100) / 100;
+  log(`  other tenant p99 ${quietP99} ms quiet, ${duringP99} ms during the reads: ${ratio}× (target ≤ 3×); ${pages} pages read, largest ${largest} bytes`);
+  log(`  service event-loop delay p99/max: quiet ${loopQuiet.p99_ms}/${loopQuiet.max_ms} ms, during the reads ${loopDuring.p99_ms}/${loopDuring.max_ms} ms`);
+  return {
+    events_in_log: logSize + HUGE_EVENTS,
+    huge_events_stored_before_the_bound: HUGE_EVENTS,
+    reader_connections: LARGE_READERS,
+    pages_read: pages,
+    largest_page_bytes: largest,
+    reads_non_200: non200,
+    other_tenant_requests_quiet: quiet.length,
+    other_tenant_requests_during_reads: during.length,
+    other_tenant_p99_ms_quiet: quietP99,
+    other_tenant_p99_ms_during_reads: duringP99,
+    other_tenant_p99_ratio: ratio,
+    service_event_loop_delay_quiet: loopQuiet,
+    service_event_loop_delay_during_reads: loopDuring,
+    target_ratio_at_most_3: ratio <= 3,
+  };
+}
+
 /** Runs the scenario; returns the numbers for bench/results.json. */
 export async function benchEvents(input: EventsBenchInput): Promise<EventsBenchResult> {
   const log = input.log ?? ((m: string) => process.stdout.write(`${m}\n`));
@@ -133,7 +324,7 @@ export async function benchEvents(input: EventsBenchInput): Promise<EventsBenchR
     const created = await post(on.port, '/api/setup/tenant', admin, { name: 'Bench Events', slug, include_sample_data: true });
     if (created.status !== 201) throw new Error(`createTenant answered ${created.status}`);
     const tenantId = created.body.tenant_id as string;
-    const hook = await post(on.port, '/api/setup/webhooks', admin, { url: 'http://127.0.0.1:9/bench', events: ['*'] });
+    const hook = await post(on.port, '/api/setup/webhooks', admin, { url: 'http://192.0.2.1:9/bench', events: ['*'] });
     if (hook.status !== 201) throw new Error(`createWebhook answered ${hook.status}`);
     const member = { Authorization: `Bearer ${signLocalToken(input.keys, { sub: 'bench-events-member', tenant: slug, ttlSeconds: 7200 })}` };
     for (let i = 0; i < 18; i++) await post(on.port, '/api/boards', member, { name: `Board ${i}` });
@@ -189,12 +380,26 @@ export async function benchEvents(input: EventsBenchInput): Promise<EventsBenchR
       boards_created_with_events: totals.on.created,
       board_events_written: eventsAfter - eventsBefore,
       outbox_rows_written: outbox - 18,
+      large_reads: await benchLargeEventReads(input, on, log),
     };
     log(`  with events ${withRps} req/s, without ${withoutRps} req/s: recording costs ${(cost * 100).toFixed(1)}% (median of rounds ${(medianCost * 100).toFixed(1)}%); at the same time ${concurrent.with_events_requests_per_s} vs ${concurrent.without_events_requests_per_s} req/s: ${(concurrent.cost * 100).toFixed(1)}%`);
     return result;
   } finally {
     await on.stop();
     await off.stop();
+  }
+}
+
+/** The large-reads part on its own service (BENCH_EVENTS_ONLY=reads). */
+async function largeReadsAlone(input: EventsBenchInput): Promise<LargeReadsResult> {
+  const svc = await startService(
+    { SERVICE_DATABASE_URL: input.dbUrl, SERVICE_DATA_DIR: input.dataDir, SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_RATE_LIMIT_ENABLED: 'false', SERVICE_LOG_LEVEL: 'info' },
+    true,
+  );
+  try {
+    return await benchLargeEventReads(input, svc, (m) => process.stdout.write(`${m}\n`));
+  } finally {
+    await svc.stop();
   }
 }
 
@@ -211,7 +416,8 @@ async function main(): Promise<void> {
     await root.raw(`create database ${name}`);
     await migrate(dbUrl.toString(), 'default', pino({ level: 'silent' }));
     owner = knexFactory({ client: 'pg', connection: dbUrl.toString(), pool: { min: 0, max: 2 } });
-    const result = await benchEvents({ dbUrl: dbUrl.toString(), dataDir, keys: loadOrCreateLocalKeys(dataDir), owner });
+    const input = { dbUrl: dbUrl.toString(), dataDir, keys: loadOrCreateLocalKeys(dataDir), owner };
+    const result = process.env.BENCH_EVENTS_ONLY === 'reads' ? { large_reads: await largeReadsAlone(input) } : await benchEvents(input);
     process.stdout.write(`${JSON.stringify({ events: result }, null, 2)}\n`);
   } finally {
     await owner?.destroy();

@@ -1,6 +1,8 @@
 /**
  * Issue 13's measure: GET /api/tenant and GET /api/boards as ratios to hand-written references
- * (bench/reference-server.ts) on the same database with the same token, in the same run. Each
+ * (bench/reference-server.ts) on the same database with the same token, in the same run; and
+ * the gateway decision (GET /api/tenant/decision), asked on every product request, against the
+ * same one-round-trip reference as GET /api/tenant, in the same rounds. Each
  * server runs in its own process. The machine is shared, so reference and service alternate in
  * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5), after a
  * warm-up of each server on each path (BENCH_RATIO_WARMUP s, default 3, not counted); the req/s
@@ -57,16 +59,17 @@ export async function pipelineRatios(ctx: BenchContext) {
     startServerProcess('reference-boards', ctx.serviceEnv),
   ]);
   const [service, refTenant, refBoards] = servers;
-  const runs: Record<'refTenant' | 'tenant' | 'refBoards' | 'boards', Run[]> = { refTenant: [], tenant: [], refBoards: [], boards: [] };
+  const runs: Record<'refTenant' | 'tenant' | 'decision' | 'refBoards' | 'boards', Run[]> = { refTenant: [], tenant: [], decision: [], refBoards: [], boards: [] };
   try {
     // Every process starts cold: without a warm-up, the first round measures V8's JIT
     // compiling the service's larger code path more than it measures the service.
-    for (const [server, path] of [[refTenant, '/api/tenant'], [service, '/api/tenant'], [refBoards, '/api/boards'], [service, '/api/boards']] as const) {
+    for (const [server, path] of [[refTenant, '/api/tenant'], [service, '/api/tenant'], [service, '/api/tenant/decision'], [refBoards, '/api/boards'], [service, '/api/boards']] as const) {
       await ctx.load(`warm-up (not counted): ${path}`, `http://127.0.0.1:${server.port}${path}`, ctx.member, { duration: WARMUP_S });
     }
     for (let round = 1; round <= ROUNDS; round++) {
       runs.refTenant.push(await measured(ctx, refTenant, `reference: app_tenant_facts per request (round ${round})`, '/api/tenant'));
       runs.tenant.push(await measured(ctx, service, `GET /api/tenant (service process, round ${round})`, '/api/tenant'));
+      runs.decision.push(await measured(ctx, service, `GET /api/tenant/decision (service process, round ${round})`, '/api/tenant/decision'));
       runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_tenant_facts, boards, COMMIT (round ${round})`, '/api/boards'));
       runs.boards.push(await measured(ctx, service, `GET /api/boards (service process, round ${round})`, '/api/boards'));
     }
@@ -75,12 +78,15 @@ export async function pipelineRatios(ctx: BenchContext) {
   }
   const tenant = compare(runs.tenant, runs.refTenant);
   const boards = compare(runs.boards, runs.refBoards);
+  const decision = compare(runs.decision, runs.refTenant);
   ctx.log(`  GET /api/tenant: median ${tenant.rps_ratio}x the reference's req/s (rounds ${tenant.rounds.rps.join(', ')}), p99 ${tenant.p99_ratio}x, CPU per request ${tenant.cpu_per_request_ratio}x (targets: req/s >= 0.8x, p99 <= 1.5x)`);
+  ctx.log(`  GET /api/tenant/decision: median ${decision.rps_ratio}x the reference's req/s (rounds ${decision.rounds.rps.join(', ')}), p99 ${decision.p99_ratio}x, CPU per request ${decision.cpu_per_request_ratio}x (targets: req/s >= 0.85x, p99 <= 1.5x)`);
   ctx.log(`  GET /api/boards: median ${boards.rps_ratio}x the reference's req/s (rounds ${boards.rounds.rps.join(', ')}), p99 ${boards.p99_ratio}x, CPU per request ${boards.cpu_per_request_ratio}x (target: req/s >= 0.7x)`);
   return {
     rounds: ROUNDS,
     round_seconds: ROUND_S,
     get_tenant: { ...tenant, targets: { rps_ratio_at_least: 0.8, p99_ratio_at_most: 1.5 }, met: tenant.rps_ratio >= 0.8 && tenant.p99_ratio <= 1.5 },
+    get_tenant_decision: { ...decision, targets: { rps_ratio_at_least: 0.85, p99_ratio_at_most: 1.5 }, met: decision.rps_ratio >= 0.85 && decision.p99_ratio <= 1.5 },
     get_boards: { ...boards, targets: { rps_ratio_at_least: 0.7 }, met: boards.rps_ratio >= 0.7 },
   };
 }

@@ -1,9 +1,10 @@
 /**
- * The identity provider's signing keys (a JWKS over HTTP), cached by key id.
+ * The identity provider's signing keys (a JWKS over HTTP), cached by key id. jwks-rsa fetches
+ * and parses the key set (`getSigningKeys`); when to fetch is decided here.
  *
- * Why not jwks-rsa's limiter: it allows N fetches per minute for the whole process, and anyone
- * spends them (a token with a random `kid` costs a fetch), so a flood of made-up key ids left no
- * fetch for the identity provider's real key rotation. Here:
+ * Why not jwks-rsa's own cache and limiter: its limiter allows N fetches per minute for the
+ * whole process, and anyone spends them (a token with a random `kid` costs a fetch), so a flood
+ * of made-up key ids left no fetch for the identity provider's real key rotation. Here:
  * - a known kid never fetches;
  * - an unknown kid triggers at most ONE fetch per cooldown (default 30 s) whoever sends it, and
  *   concurrent unknown kids share the fetch in flight: however many random kids arrive, a key
@@ -15,6 +16,7 @@
  *   is bad logs its user out).
  */
 import crypto from 'node:crypto';
+import { JwksClient, JwksError, type SigningKey } from 'jwks-rsa';
 
 export interface JwksCacheOptions {
   /** Minimum time between two fetches triggered by unknown kids (default 30 s; at most 30 s). */
@@ -45,7 +47,6 @@ export class JwksUnavailableError extends Error {
 export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
 const DEFAULT_REFRESH_MS = 10 * 60_000;
 const MAX_KEYS = 64;
-const MAX_JWKS_BYTES = 512 * 1024;
 
 export interface JwksCache {
   /** The verification key of `kid` (or the only key when the token has no kid). */
@@ -68,24 +69,22 @@ export function createJwksCache(jwksUri: string | (() => Promise<string>), opts:
   let inFlight: Promise<void> | null = null;
   let generation = 0;
 
+  // One client per URI (an OIDC provider's jwks_uri is discovered), without its cache and limiter.
+  const clients = new Map<string, JwksClient>();
+  const clientFor = (uri: string): JwksClient => {
+    let client = clients.get(uri);
+    if (!client) {
+      client = new JwksClient({ jwksUri: uri, cache: false, rateLimit: false, timeout: fetchTimeoutMs, requestHeaders: { accept: 'application/json' } });
+      clients.set(uri, client);
+    }
+    return client;
+  };
+
   const fetchKeys = async (): Promise<void> => {
     const uri = typeof jwksUri === 'string' ? jwksUri : await jwksUri();
-    const res = await fetch(uri, { signal: AbortSignal.timeout(fetchTimeoutMs), headers: { accept: 'application/json' } });
-    if (!res.ok) throw new Error(`JWKS request failed with HTTP ${res.status}`);
-    const text = await res.text();
-    if (text.length > MAX_JWKS_BYTES) throw new Error('JWKS document too large');
-    const doc = JSON.parse(text) as { keys?: unknown };
-    if (!Array.isArray(doc.keys)) throw new Error('JWKS document has no keys array');
     const next = new Map<string, crypto.KeyObject>();
-    for (const jwk of doc.keys.slice(0, MAX_KEYS) as Array<Record<string, unknown>>) {
-      if (!jwk || typeof jwk !== 'object') continue;
-      if (jwk.use !== undefined && jwk.use !== 'sig') continue;
-      try {
-        const key = crypto.createPublicKey({ key: jwk as crypto.JsonWebKey, format: 'jwk' });
-        next.set(typeof jwk.kid === 'string' ? jwk.kid : '', key);
-      } catch {
-        // a key this runtime cannot parse (or a private key); the others still count
-      }
+    for (const key of (await signingKeysOf(clientFor(uri), fetchTimeoutMs)).slice(0, MAX_KEYS)) {
+      next.set(typeof key.kid === 'string' ? key.kid : '', crypto.createPublicKey(key.getPublicKey()));
     }
     keys = next;
     generation++;
@@ -142,4 +141,24 @@ export function createJwksCache(jwksUri: string | (() => Promise<string>), opts:
       throw new UnknownKeyError(`No key with kid ${JSON.stringify(kid ?? null)} in the JWKS.`);
     },
   };
+}
+
+/**
+ * The key set's signing keys, fetched and parsed by jwks-rsa. A set without signing keys is an
+ * empty set (every kid unknown: 401), not an outage. jwks-rsa's timeout is the socket's idle
+ * time; `timeoutMs` also bounds the whole fetch.
+ */
+async function signingKeysOf(client: JwksClient, timeoutMs: number): Promise<SigningKey[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`JWKS request timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([client.getSigningKeys(), deadline]);
+  } catch (err) {
+    if (err instanceof JwksError && /did not contain any (signing )?keys/.test(err.message)) return [];
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

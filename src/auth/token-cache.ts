@@ -17,7 +17,7 @@
  * Bounded by entries and by bytes of token text; the oldest entries go first. Off unless
  * SERVICE_JWT_CACHE_SIZE sizes it: by default every token is verified on every request.
  */
-import type { Caller } from './verify';
+import type { Caller } from '../context/claims';
 
 interface Entry {
   readonly caller: Caller;

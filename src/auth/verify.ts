@@ -11,21 +11,11 @@ import { expressjwt, type GetVerificationKey } from 'express-jwt';
 import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { readClaim } from '../tenancy/resolve';
+import { readClaim, type Caller } from '../context/claims';
 import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
 import { VerifiedTokenCache } from './token-cache';
 
-/** The verified caller of a request. */
-export interface Caller {
-  readonly issuer: string;
-  readonly subject: string;
-  readonly email: string | null;
-  readonly emailVerified: boolean | null;
-  readonly name: string | null;
-  readonly isPlatformAdmin: boolean;
-  readonly claims: Readonly<Record<string, unknown>>;
-}
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'] as const;
 /** Issuer recorded for HS256 tokens that carry no `iss`. */
@@ -157,7 +147,8 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
   return Object.freeze({
     issuer: typeof claims.iss === 'string' && claims.iss !== '' ? claims.iss : defaultIssuer,
     subject: claims.sub as string,
-    email: typeof claims.email === 'string' ? claims.email : null,
+    // Trimmed on the way in (a tab or space from an IdP would be stored and defeat comparisons).
+    email: typeof claims.email === 'string' && claims.email.trim() !== '' ? claims.email.trim() : null,
     // Only true or "true" is verified; any other present value ("FALSE", 0, "yes"…) is not.
     emailVerified: ev === undefined ? null : ev === true || ev === 'true',
     name: typeof claims.name === 'string' ? claims.name : null,

@@ -11,6 +11,7 @@ import * as tenantSearchIndex from './migrations/003-tenant-search-index';
 import * as membership from './migrations/004-membership';
 import * as events from './migrations/005-events';
 import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
+import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-independent';
 import * as tenantFacts from './migrations/008-tenant-facts';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
@@ -24,7 +25,8 @@ export interface DatabaseOptions {
   /**
    * Client-side limit on waiting for a query's answer (default: statement timeout + 2 s). The
    * statement timeout is enforced by the server, so a server that does not answer at all
-   * (stopped, hung, partitioned) needs this one; the connection is then discarded.
+   * (stopped, hung, partitioned) needs this one; the connection is then discarded. It also
+   * bounds waiting for a pooled connection (at most 10 s) and connecting (at most 5 s).
    */
   queryTimeoutMs?: number;
   /**
@@ -62,6 +64,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '004-membership': membership,
   '005-events': events,
   '006-tenant-search-folded': tenantSearchFolded,
+  '007-webhook-outbox-independent': webhookOutboxIndependent,
   '008-tenant-facts': tenantFacts,
 };
 
@@ -85,13 +88,14 @@ class StaticMigrationSource implements Knex.MigrationSource<string> {
  */
 export function openDatabase(opts: DatabaseOptions): Knex {
   const statementTimeout = opts.statementTimeoutMs ?? 30_000;
+  const queryTimeout = opts.queryTimeoutMs ?? statementTimeout + QUERY_TIMEOUT_GRACE_MS;
   const db = knexFactory({
     client: 'pg',
     connection: {
       connectionString: opts.url,
       statement_timeout: statementTimeout,
-      query_timeout: opts.queryTimeoutMs ?? statementTimeout + QUERY_TIMEOUT_GRACE_MS,
-      connectionTimeoutMillis: 5_000,
+      query_timeout: queryTimeout,
+      connectionTimeoutMillis: Math.min(5_000, queryTimeout),
       keepAlive: true,
     },
     pool: {
@@ -102,11 +106,10 @@ export function openDatabase(opts: DatabaseOptions): Knex {
       // session-level SET ROLE lands on one server connection and is not followed. On a direct
       // connection it keeps a statement that skipped those helpers out of the owner's rights.
       afterCreate(conn: { query: (sql: string, cb: (err: Error | null) => void) => void }, done: (err: Error | null, c: unknown) => void) {
-        discardOnReadTimeout(conn as unknown as TimeoutAwareConnection);
         conn.query(`SET ROLE ${APP_ROLE}`, (err) => done(err, conn));
       },
     },
-    acquireConnectionTimeout: 10_000,
+    acquireConnectionTimeout: Math.min(10_000, queryTimeout),
     log: knexLog(opts.logger),
     // Read by preparedName (src/db/request-transaction.ts); knex ignores keys it does not know.
     preparedStatements: opts.preparedStatements ?? true,
@@ -129,36 +132,11 @@ export function openOwnerDatabase(url: string): Knex {
 
 // --- Client-side query timeout (issue 17 item 6) ---------------------------------------------
 
-/** How much longer than the statement timeout the client waits before giving up on an answer. */
-export const QUERY_TIMEOUT_GRACE_MS = 2_000;
-
-interface TimeoutAwareConnection {
-  query: (...args: unknown[]) => unknown;
-  __knex__disposed?: unknown;
-  connection?: { stream?: { destroy(): void } };
-}
-
 /**
- * pg's `query_timeout` fails the query but leaves it running on the connection, which knex would
- * hand to the next request (that would then queue behind a server that does not answer). Marks
- * such a connection disposed (knex destroys it on release) and closes its socket.
+ * How much longer than the statement timeout the client waits before giving up on an answer.
+ * A connection whose query timed out is closed by ./request-transaction.ts, not reused.
  */
-function discardOnReadTimeout(conn: TimeoutAwareConnection): void {
-  const query = conn.query.bind(conn);
-  conn.query = (...args: unknown[]) => {
-    const last = args[args.length - 1];
-    if (typeof last === 'function') {
-      args[args.length - 1] = (err: Error | null, res: unknown) => {
-        if (err && err.message === 'Query read timeout') {
-          conn.__knex__disposed = err;
-          conn.connection?.stream?.destroy();
-        }
-        (last as (e: Error | null, r: unknown) => void)(err, res);
-      };
-    }
-    return query(...args);
-  };
-}
+export const QUERY_TIMEOUT_GRACE_MS = 2_000;
 
 const MIGRATION_LOCK = 7_284_019_551; // pg_advisory_lock key: one migrator at a time per database
 

@@ -1,47 +1,52 @@
 /**
- * The transaction of a tenant request (BEGIN, app_enter_tenant, the handler's statements,
- * COMMIT) on one pooled connection, driven through pg directly instead of knex's transaction
- * machinery. Measured on this project's 2-core machine, knex's `transaction()` (a Transaction
- * object, an event emitter, a new knex instance, BEGIN and COMMIT through its query runner)
- * costs 100–200 µs of CPU per request on top of the same statements sent by pg: about a tenth of
- * what a whole GET /api/boards costs.
+ * Every transaction of the service, on one pooled connection, through the public APIs of knex
+ * and pg only: the connection comes from knex's pool (`client.acquireConnection()`), knex's own
+ * `transaction()` runs on it (its config takes a `connection`), and a connection left in an
+ * unknown state is closed with pg's `Client.end()` before it goes back, so knex's pool discards
+ * it instead of handing it to the next request.
  *
- * The handler still gets a knex `Transaction` for its Objection models and named queries: a
- * knex instance bound to this connection (what knex builds for its own transactions, without
- * the BEGIN/COMMIT bookkeeping), which refuses any statement once the transaction has ended, so
- * a stray promise can never run a statement on a connection that is back in the pool. Nested
- * transactions on it (`withSavepoint`) are SAVEPOINTs, as with knex's own.
+ * The request transaction (BEGIN, the entering statement, the handler's statements, COMMIT) is
+ * one of them. Its handler gets knex's transaction for its Objection models and named queries,
+ * which knex refuses to run statements on once it has ended, so a stray promise can never run
+ * one on a connection that is back in the pool; nested transactions on it (`withSavepoint`) are
+ * SAVEPOINTs. Only the pipeline ends it: its `commit` and `rollback` refuse.
  *
  * `queryRows` runs plain SQL on a transaction's connection, skipping the query builder: for the
  * named queries of hot read paths (the boards page), as prepared statements where the
  * connection keeps them (`preparedName`).
  */
 import type { Knex } from 'knex';
-import makeKnex from 'knex/lib/knex-builder/make-knex';
 
-/** A pooled pg connection, as knex's pool hands it out. */
+/** A pooled pg connection (a pg `Client`), as knex's pool hands it out. */
 export interface PgConnection {
-  query(config: { name?: string; text: string; values?: readonly unknown[] }, callback: (err: Error | null, result: { rows: unknown[] }) => void): void;
-  /** knex destroys a connection carrying this mark when it is released. */
-  __knex__disposed?: unknown;
+  query(config: { name?: string; text: string; values?: readonly unknown[]; query_timeout?: number }, callback: (err: Error | null, result: { rows: unknown[] }) => void): void;
+  end(): Promise<void>;
 }
 
-interface KnexPgClient {
+/** What knex's public `Client` type declares for its pool (typed `any` there). */
+interface PooledClient {
   acquireConnection(): Promise<PgConnection>;
   releaseConnection(connection: PgConnection): Promise<unknown>;
 }
 
-const ENDED = Symbol('tenant-service.transaction-ended');
+/** Options of a transaction: knex's own (isolation level, read only). */
+export interface RunTransactionOptions {
+  readonly isolationLevel?: 'read committed' | 'repeatable read' | 'serializable';
+  readonly readOnly?: boolean;
+}
 
-type BoundTransaction = Knex.Transaction & { [ENDED]: () => boolean; __connection: PgConnection };
+/** How long a broken connection may take to close before it goes back (already refusing queries). */
+const CLOSE_WAIT_MS = 1_000;
 
 /**
- * Runs one statement on a connection (the callback form, so the pool's read-timeout guard sees
- * it). With `name`, a named prepared statement: parsed once per connection (pg remembers which
- * connections have it), then only bound and executed.
+ * Runs one statement on a connection (the callback form, so pg's query timeout applies). With
+ * `name`, a named prepared statement: parsed once per connection (pg remembers which
+ * connections have it), then only bound and executed. `timeoutMs` overrides the pool's
+ * client-side query timeout for this statement.
  */
-export function runStatement<R>(connection: PgConnection, text: string, values?: readonly unknown[], name?: string): Promise<R[]> {
-  const config = name !== undefined ? { name, text, values } : values === undefined ? { text } : { text, values };
+export function runStatement<R>(connection: PgConnection, text: string, values?: readonly unknown[], name?: string, timeoutMs?: number): Promise<R[]> {
+  const base = name !== undefined ? { name, text, values } : values === undefined ? { text } : { text, values };
+  const config = timeoutMs === undefined ? base : { ...base, query_timeout: timeoutMs };
   return new Promise((resolve, reject) => {
     connection.query(config, (err, result) => (err ? reject(err) : resolve(result.rows as R[])));
   });
@@ -53,89 +58,115 @@ export function runStatement<R>(connection: PgConnection, text: string, values?:
  * them, such as PgBouncer before 1.21 in transaction mode).
  */
 export function preparedName(k: Knex | Knex.Transaction, name: string): string | undefined {
-  return (k.client as { config?: { preparedStatements?: boolean } }).config?.preparedStatements === true ? name : undefined;
+  return (k.client.config as { preparedStatements?: boolean } | undefined)?.preparedStatements === true ? name : undefined;
 }
 
-function endedError(): Error {
-  return new Error('The request transaction has already ended; no statement may run on it.');
+/**
+ * An error after which the connection's state is unknown: pg's client-side query timeout (the
+ * statement may still run there) or a connection that failed. Server-reported errors carry a
+ * SQLSTATE and leave the connection usable.
+ */
+function isConnectionFailure(err: unknown): boolean {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return false;
+  return typeof e?.message === 'string' && /Query read timeout|Connection terminated|not queryable|ECONNRESET|EPIPE/.test(e.message);
 }
 
-/** A knex instance whose every query runs on `connection`, refused once `ended()` says so. */
-function bindKnex(db: Knex, connection: PgConnection, ended: () => boolean): BoundTransaction {
-  const client = db.client as Knex.Client & Record<string, unknown>;
-  // What knex's makeTxClient does for its own transactions (knex/lib/execution/transaction.js).
-  const trxClient = Object.create(Object.getPrototypeOf(client) as object) as Record<string, unknown>;
-  for (const key of ['version', 'config', 'driver', 'connectionSettings', 'valueForUndefined', 'logger']) trxClient[key] = client[key];
-  trxClient.transacting = true;
-  const query = client.query as (this: unknown, conn: unknown, obj: unknown) => Promise<unknown>;
-  trxClient.query = function (this: unknown, conn: unknown, obj: unknown) {
-    if (ended()) return Promise.reject(endedError());
-    if (conn !== connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
-    return query.call(this, conn, obj);
-  };
-  trxClient.stream = () => {
-    throw new Error('Streaming queries are not supported in a request transaction.');
-  };
-  trxClient.acquireConnection = () => (ended() ? Promise.reject(endedError()) : Promise.resolve(connection));
-  trxClient.releaseConnection = () => Promise.resolve();
-  const trx = makeKnex(trxClient as unknown as Knex.Client) as unknown as Record<string | symbol, unknown>;
-  trx.isTransaction = true;
-  trx.userParams = {};
-  // Objection recognises a transaction by commit/rollback; the pipeline ends this one itself.
-  trx.commit = () => Promise.reject(new Error('The request transaction is committed by the pipeline.'));
-  trx.rollback = () => Promise.reject(new Error('The request transaction is rolled back by the pipeline (throw instead).'));
-  trx.isCompleted = ended;
-  trx[ENDED] = ended;
-  trx.__connection = connection;
-  return trx as unknown as BoundTransaction;
+/** Closes a connection (it refuses queries at once); knex's pool then discards it. */
+async function closeConnection(connection: PgConnection): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([connection.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * Runs `fn` with a pooled connection and gives it back; closes it first when `fn` reports it
+ * broken (`markBroken`) or fails with a connection failure.
+ */
+export async function withConnection<T>(db: Knex, fn: (connection: PgConnection, markBroken: () => void) => Promise<T>): Promise<T> {
+  const client = db.client as unknown as PooledClient;
+  const connection = await client.acquireConnection();
+  let broken = false;
+  try {
+    return await fn(connection, () => (broken = true));
+  } catch (err) {
+    if (isConnectionFailure(err)) broken = true;
+    throw err;
+  } finally {
+    if (broken) await closeConnection(connection);
+    await client.releaseConnection(connection);
+  }
+}
+
+const NOTHING_THROWN = Symbol('nothing thrown');
+
+/**
+ * Runs `fn` in a knex transaction on a pooled connection: commit when it resolves, rollback when
+ * it throws. When BEGIN, COMMIT or ROLLBACK itself fails (knex then rejects with that error, not
+ * the one `fn` threw) the connection is closed rather than returned to the pool.
+ */
+export function runTransaction<T>(
+  db: Knex,
+  fn: (trx: Knex.Transaction, connection: PgConnection) => Promise<T>,
+  opts: RunTransactionOptions = {},
+): Promise<T> {
+  return withConnection(db, async (connection, markBroken) => {
+    let thrown: unknown = NOTHING_THROWN;
+    try {
+      return await db.transaction(
+        async (trx) => {
+          try {
+            return await fn(trx, connection);
+          } catch (err) {
+            thrown = err;
+            throw err;
+          }
+        },
+        { ...opts, connection },
+      );
+    } catch (err) {
+      if (err !== thrown) markBroken();
+      throw err;
+    }
+  });
+}
+
+/**
+ * A view of the request's transaction for the handler: every statement goes to knex's
+ * transaction, but `commit` and `rollback` refuse, since the pipeline ends it.
+ */
+function pipelineOwned(trx: Knex.Transaction): Knex.Transaction {
+  return new Proxy(trx, {
+    get(target, key, receiver) {
+      if (key === 'commit') return () => Promise.reject(new Error('The request transaction is committed by the pipeline.'));
+      if (key === 'rollback') return () => Promise.reject(new Error('The request transaction is rolled back by the pipeline (throw instead).'));
+      return Reflect.get(target, key, receiver);
+    },
+  });
 }
 
 /**
  * Runs `first` (the statement that enters the tenant) and then `fn` in one transaction on a
  * pooled connection; commits when `fn` resolves, rolls back when anything throws. A connection
- * whose ROLLBACK fails is destroyed rather than returned to the pool.
+ * whose ROLLBACK fails is closed rather than returned to the pool.
  */
-export async function withRequestTransaction<F, T>(
+export function withRequestTransaction<F, T>(
   db: Knex,
   first: (connection: PgConnection) => Promise<F>,
   fn: (firstResult: F, trx: Knex.Transaction) => Promise<T>,
 ): Promise<T> {
-  const client = db.client as unknown as KnexPgClient;
-  const connection = await client.acquireConnection();
-  let ended = false;
-  try {
-    await runStatement(connection, 'BEGIN');
-    try {
-      const result = await fn(await first(connection), bindKnex(db, connection, () => ended));
-      ended = true;
-      await runStatement(connection, 'COMMIT');
-      return result;
-    } catch (err) {
-      ended = true;
-      await runStatement(connection, 'ROLLBACK').catch((rollbackError: unknown) => {
-        connection.__knex__disposed = rollbackError ?? 'ROLLBACK failed';
-      });
-      throw err;
-    }
-  } finally {
-    ended = true;
-    await client.releaseConnection(connection);
-  }
+  return runTransaction(db, async (trx, connection) => fn(await first(connection), pipelineOwned(trx)));
 }
 
 /**
  * Plain SQL (`$1` placeholders) on the connection of a transaction, without the query builder.
- * Only for a transaction (a knex one or a request transaction), never for the pool.
+ * Only for an open transaction, never for the pool.
  */
 export async function queryRows<R>(trx: Knex.Transaction, text: string, values: readonly unknown[], name?: string): Promise<R[]> {
-  const statement = name === undefined ? undefined : preparedName(trx, name);
-  const bound = trx as unknown as Partial<BoundTransaction>;
-  if (bound[ENDED]) {
-    if (bound[ENDED]()) throw endedError();
-    return runStatement<R>(bound.__connection!, text, values, statement);
-  }
-  if (!trx.isTransaction || trx.isCompleted()) throw new Error('queryRows needs an open transaction.');
+  if (!trx.isTransaction) throw new Error('queryRows needs an open transaction.');
+  if (trx.isCompleted()) throw new Error('The transaction has already ended; no statement may run on it.');
   // A knex transaction's client hands out the transaction's own connection.
-  const connection = await (trx.client as unknown as KnexPgClient).acquireConnection();
-  return runStatement<R>(connection, text, values, statement);
+  const connection = await (trx.client as unknown as PooledClient).acquireConnection();
+  if (trx.isCompleted()) throw new Error('The transaction has already ended; no statement may run on it.');
+  return runStatement<R>(connection, text, values, name === undefined ? undefined : preparedName(trx, name));
 }

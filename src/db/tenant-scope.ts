@@ -14,6 +14,7 @@
  * The role and the tenant are set by one statement, so this costs no extra round trip.
  */
 import type { Knex } from 'knex';
+import { runStatement, runTransaction, withConnection } from './request-transaction';
 import { APP_ROLE, READER_ROLE } from './schema';
 
 /** A transaction of the service, as domain code passes it around (domain code never imports knex). */
@@ -29,7 +30,7 @@ export interface TransactionOptions {
 
 /** Runs `fn` in a transaction confined to one tenant by row-level security. */
 export async function withTenant<T>(db: Knex, tenantId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
+  return runTransaction(db, async (trx) => {
     await setTenantScope(trx, tenantId);
     return fn(trx);
   });
@@ -48,10 +49,14 @@ export async function setTenantScope(trx: Knex.Transaction, tenantId: string): P
  * (tenants, idempotency keys). Tenant-owned rows are invisible until `setTenantScope`.
  */
 export async function withService<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
-  return db.transaction(async (trx) => {
-    await trx.raw("select set_config('role', ?, true)", [APP_ROLE]);
-    return fn(trx);
-  }, opts);
+  return runTransaction(
+    db,
+    async (trx) => {
+      await trx.raw("select set_config('role', ?, true)", [APP_ROLE]);
+      return fn(trx);
+    },
+    opts,
+  );
 }
 
 /**
@@ -60,10 +65,14 @@ export async function withService<T>(db: Knex, fn: (trx: Knex.Transaction) => Pr
  * and a caller's own memberships across tenants.
  */
 export async function withPlatformRead<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return db.transaction(async (trx) => {
-    await trx.raw("select set_config('role', ?, true)", [READER_ROLE]);
-    return fn(trx);
-  }, { readOnly: true });
+  return runTransaction(
+    db,
+    async (trx) => {
+      await trx.raw("select set_config('role', ?, true)", [READER_ROLE]);
+      return fn(trx);
+    },
+    { readOnly: true },
+  );
 }
 
 /**
@@ -81,8 +90,8 @@ export async function pingDatabase(db: Knex, timeoutMs?: number): Promise<void> 
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`The database did not answer within ${timeoutMs} ms`)), timeoutMs);
   });
-  // One native promise: each .then/.catch on a knex builder would run the query again.
-  const query = Promise.resolve(db.raw('select 1').options({ query_timeout: timeoutMs }));
+  // On its own connection, so one that timed out is closed rather than handed out again.
+  const query = withConnection(db, (connection) => runStatement(connection, 'select 1', undefined, undefined, timeoutMs));
   query.catch(() => undefined); // settles after the race is lost; its error is not news
   try {
     await Promise.race([query, timeout]);

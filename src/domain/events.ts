@@ -4,10 +4,13 @@
  * outbox rows are written by the same statement as the event.
  */
 import crypto from 'node:crypto';
-import { insertEventWithDeliveries, selectEvents, type EventRow } from '../db/queries/events';
+import { insertEventWithDeliveries, selectEventChunk, type EventPageRow, type EventRow } from '../db/queries/events';
 import { withPlatformRead, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
+import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
 import { decodeCursor, encodeCursor } from './pagination';
+
+export { freeForm } from './event-data';
 
 /** Every action the service records. */
 export const EVENT_ACTIONS = [
@@ -15,11 +18,13 @@ export const EVENT_ACTIONS = [
   'tenant.registered',
   'tenant.updated',
   'tenant.approved',
+  'tenant.deletion_started',
   'tenant.deleted',
   'member.added',
   'member.provisioned',
   'member.role_changed',
   'member.removed',
+  'member.left',
   'invitation.created',
   'invitation.resent',
   'invitation.revoked',
@@ -44,6 +49,8 @@ export interface EventOrigin {
   readonly actor: EventActor;
   readonly requestId: string | null;
   readonly ip: string | null;
+  /** SERVICE_EVENT_SETTINGS_KEYS of the service the request came to (default when absent). */
+  readonly settingsKeys?: readonly string[];
 }
 
 /** What changed. `data` is the affected object (updates: `before` and `after` of the changed fields). */
@@ -61,7 +68,8 @@ export interface EventBody {
   occurred_at: string;
   action: string;
   tenant_id: string | null;
-  actor: { issuer: string | null; subject: string | null; email: string | null; platform_admin: boolean };
+  /** `{platform_admin: true}` alone when a tenant admin reads a platform admin's change. */
+  actor: { issuer?: string | null; subject?: string | null; email?: string | null; platform_admin: boolean };
   target: { type: string; id: string | null };
   request_id: string | null;
   ip: string | null;
@@ -73,39 +81,19 @@ export function originOf(ctx: {
   readonly requestId: string;
   readonly ip?: string | null;
   readonly caller: { readonly issuer: string; readonly subject: string; readonly email: string | null; readonly isPlatformAdmin: boolean } | null;
+  readonly config?: { readonly eventSettingsKeys: readonly string[] };
 }): EventOrigin {
   const c = ctx.caller;
   return {
     actor: { issuer: c?.issuer ?? null, subject: c?.subject ?? null, email: c?.email ?? null, platformAdmin: c?.isPlatformAdmin ?? false },
     requestId: ctx.requestId,
     ip: ctx.ip ?? null,
+    settingsKeys: ctx.config?.eventSettingsKeys,
   };
 }
 
 /** The origin of changes the service makes on its own (no request, no caller). */
 export const SYSTEM_ORIGIN: EventOrigin = { actor: { issuer: null, subject: null, email: null, platformAdmin: false }, requestId: null, ip: null };
-
-// Keys never written into an event's data, at any depth: secrets and tokens stay out of the log
-// and out of webhook payloads even if a caller passes an object that carries one (tenant
-// settings are free-form: `apiKey`, `stripe_secret_key`, `privateKey`, `credentials`, …).
-const SECRET_KEY = /secret|token|passw|api_?key|private_?key|access_?key|credential/i;
-
-/** `value` with every secret-named key dropped at any depth (exported for its unit test). */
-export function withoutSecrets(value: unknown, depth = 0): unknown {
-  if (depth > 32) return null;
-  if (Array.isArray(value)) return value.map((v) => withoutSecrets(v, depth + 1));
-  if (value instanceof Date) return value.toISOString();
-  if (value !== null && typeof value === 'object') {
-    // No prototype: a `__proto__` key in a caller's settings stays plain data.
-    const out = Object.create(null) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (SECRET_KEY.test(k) || v === undefined) continue;
-      out[k] = withoutSecrets(v, depth + 1);
-    }
-    return out;
-  }
-  return value;
-}
 
 let recording = true;
 
@@ -135,7 +123,9 @@ export async function recordEvent(trx: Transaction, origin: EventOrigin, event: 
     target_id: event.target.id,
     request_id: origin.requestId,
     ip: origin.ip,
-    data: withoutSecrets(event.data) as Record<string, unknown>,
+    // Free-form objects reduced to the allow-list, the whole cut to MAX_EVENT_DATA_BYTES: the
+    // webhook payload below is built from this row, so receivers get the same shaped data.
+    data: shapeEventData(event.data, { settingsKeys: origin.settingsKeys ?? DEFAULT_EVENT_SETTINGS_KEYS, tenantId: event.tenantId }),
   };
   const body = toEventBody(row);
   if (!recording) return body;
@@ -158,16 +148,21 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
   return { before: b, after: a };
 }
 
-export function toEventBody(r: EventRow): EventBody {
+/** Who reads: platform admins see every actor whole; tenant admins never see a platform admin's identity. */
+export type EventView = 'platform' | 'tenant';
+
+export function toEventBody(r: EventRow, view: EventView = 'platform'): EventBody {
+  // The operator's client address identifies them as well as their subject does.
+  const hidden = view === 'tenant' && r.actor_platform_admin;
   return {
     event_id: r.id,
     occurred_at: (r.occurred_at instanceof Date ? r.occurred_at : new Date(r.occurred_at)).toISOString(),
     action: r.action,
     tenant_id: r.tenant_id,
-    actor: { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
+    actor: hidden ? { platform_admin: true } : { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
     target: { type: r.target_type, id: r.target_id },
     request_id: r.request_id,
-    ip: r.ip,
+    ip: hidden ? null : r.ip,
     data: r.data,
   };
 }
@@ -192,6 +187,21 @@ export interface EventPage {
 
 export const DEFAULT_EVENT_PAGE = 100;
 
+/**
+ * The largest events page, in bytes of its JSON body (PRODUCT.md allows up to 4 MiB). One
+ * response is parsed and serialised in one go on the event loop; 1 MiB pages read the log as fast
+ * as 4 MiB ones while stalling other callers far less (bench/scenarios/events.ts, large_reads).
+ */
+export const MAX_EVENT_PAGE_BYTES = 1024 * 1024;
+/** What the page's events may take: the rest is its envelope and `next_cursor`. */
+const PAGE_EVENTS_BUDGET = MAX_EVENT_PAGE_BYTES - 1024;
+/**
+ * Stored data longer than this as PostgreSQL's jsonb text is replaced by the marker in SQL, so
+ * such a row never reaches the process (events written before the 16 KiB bound). jsonb text
+ * spends at most 1.5 bytes per byte of compact JSON, so no row written since is ever cut here.
+ */
+const READ_CAP_JSONB_TEXT = (MAX_EVENT_DATA_BYTES * 3) / 2 + 1024;
+
 function validated(q: EventQuery): { limit: number; after?: { occurredAt: string; id: string } } {
   const limit = q.limit ?? DEFAULT_EVENT_PAGE;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ApiError('validation', 'query.limit must be an integer from 1 to 1000.');
@@ -203,25 +213,69 @@ function validated(q: EventQuery): { limit: number; after?: { occurredAt: string
   return { limit, after: { occurredAt: p.createdAt, id: p.id } };
 }
 
-async function page(trx: Transaction, q: EventQuery, tenantId: string | undefined): Promise<EventPage> {
+/** Rows read by a page's first statement; later ones are sized by the bytes left. */
+const FIRST_CHUNK_ROWS = 128;
+
+/**
+ * One page: at most `limit` events and at most MAX_EVENT_PAGE_BYTES. Rows are read in chunks,
+ * each cut in SQL where an upper bound of the rows' JSON passes the bytes left, so the process
+ * never holds more than one page and PostgreSQL serialises few rows the page cannot hold.
+ */
+async function page(trx: Transaction, q: EventQuery, tenantId: string | undefined, view: EventView): Promise<EventPage> {
   const { limit, after } = validated(q);
-  const rows = await selectEvents(trx, { tenantId, action: q.action, actorSubject: q.actorSubject, since: q.since, until: q.until, after, limit });
-  const more = rows.length > limit;
-  const shown = more ? rows.slice(0, limit) : rows;
-  const last = shown[shown.length - 1];
-  return { events: shown.map(toEventBody), nextCursor: more && last ? encodeCursor({ createdAt: last.cursor_ts, id: last.id }) : null };
+  const filter = {
+    tenantId,
+    action: q.action,
+    actorSubject: q.actorSubject,
+    // A tenant admin's actor filter must not confirm who a hidden platform admin is.
+    actorSubjectSkipsPlatformAdmins: view === 'tenant',
+    since: q.since,
+    until: q.until,
+    dataCapJsonbText: READ_CAP_JSONB_TEXT,
+  };
+  const rows: EventPageRow[] = [];
+  let budget = PAGE_EVENTS_BUDGET;
+  let position = after;
+  let wanted = limit + 1; // one more than shown tells whether another page follows
+  let chunk = Math.min(wanted, FIRST_CHUNK_ROWS);
+  let cut = false;
+  for (;;) {
+    const r = await selectEventChunk(trx, { ...filter, after: position, rows: chunk, byteBudget: budget, keepFirst: rows.length === 0 });
+    rows.push(...r.rows);
+    budget -= r.bytes;
+    wanted -= r.rows.length;
+    if (r.rows.length < r.fetched) {
+      cut = true; // the bytes ran out before the rows did
+      break;
+    }
+    if (r.fetched < chunk || wanted <= 0) break;
+    const last = r.rows[r.rows.length - 1]!;
+    position = { occurredAt: last.cursor_ts, id: last.id };
+    const average = (PAGE_EVENTS_BUDGET - budget) / rows.length;
+    chunk = Math.min(wanted, Math.max(FIRST_CHUNK_ROWS, Math.ceil(budget / average) + 1));
+  }
+  const shown = rows.slice(0, limit);
+  const lastShown = shown[shown.length - 1];
+  const events = shown.map((r) => {
+    // Only rows stored before the bound can be over it; cut them like new ones.
+    const data = r.data_bytes > MAX_EVENT_DATA_BYTES ? (fitJson(r.data, MAX_EVENT_DATA_BYTES) as Record<string, unknown>) : r.data;
+    return toEventBody({ ...r, data }, view);
+  });
+  const more = cut || rows.length > limit;
+  return { events, nextCursor: more && lastShown ? encodeCursor({ createdAt: lastShown.cursor_ts, id: lastShown.id }) : null };
 }
 
 /** Events of every tenant and platform-wide ones, newest first (platform admins; reader role). */
 export async function listEvents(db: Database, q: EventQuery): Promise<EventPage> {
   validated(q); // a bad cursor or date is a 400 before any query
-  return withPlatformRead(db, (trx) => page(trx, q, q.tenantId));
+  return withPlatformRead(db, (trx) => page(trx, q, q.tenantId, 'platform'));
 }
 
 /**
  * Events of the request's tenant, newest first, read in its transaction: row-level security
- * shows only this tenant's rows whatever the filter says.
+ * shows only this tenant's rows whatever the filter says. A platform admin's changes show
+ * their actor as `{platform_admin: true}` only.
  */
 export async function listTenantEvents(trx: Transaction, tenantId: string, q: Omit<EventQuery, 'tenantId'>): Promise<EventPage> {
-  return page(trx, q, tenantId);
+  return page(trx, q, tenantId, 'tenant');
 }

@@ -1,13 +1,19 @@
 /**
- * Invitations (PRODUCT.md §6): how people join a tenant by email. Create, list, resend and
- * revoke run in the tenant admin's request transaction; accept runs for a caller who has no
- * tenant yet. Tokens are 256-bit random secrets, stored only as their sha256. Never sees req/res.
+ * Invitations (PRODUCT.md §6): how people join a tenant by email. List and revoke run in the
+ * tenant admin's request transaction; create and resend run their own short transactions, so
+ * the mail goes out after the commit and holds no connection or lock; accept runs for a caller
+ * who has no tenant yet. Tokens are 256-bit random secrets, stored only as their sha256.
+ * Never sees req/res.
  *
- * Events (issue 15): each change below records its event in its own transaction with
- * `recordEvent`; the accept link (never the token) goes into invitation.created/resent.
+ * An invitation is its inviter's act: when the inviter stops being an admin (demoted, removed,
+ * left) their pending invitations are revoked in the same transaction (`revokeInvitationsSentBy`).
+ *
+ * Events: each change records its event in its own transaction with `recordEvent`; the accept
+ * link (never the token) goes into invitation.created/resent.
  */
 import crypto from 'node:crypto';
 import type { InvitationRow, TenantRow, UserRow } from '../db/models';
+import { lockInviter, memberWithEmailExists } from '../db/queries/members';
 import {
   countInvitations,
   expireStalePending,
@@ -21,14 +27,16 @@ import {
   markAccepted,
   markRevoked,
   renewInvitation,
+  revokePendingSentBy,
+  roleOfMember,
   setDelivery,
   tenantOfInvitationToken,
   type InvitationStatusFilter,
 } from '../db/queries/invitations';
-import { memberWithEmailExists } from '../db/queries/members';
 import { withTenant, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import type { Delivery, InvitationMail } from '../mail/invitation-mail';
+import { emailKey, sameEmail } from './email';
 import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
 
@@ -63,10 +71,15 @@ export function acceptUrl(frontendBaseUrl: string | null, token: string): string
 /** Where the invitation goes out from: the tenant and the admin who sends it. */
 export interface InvitationContext {
   tenant: { id: string; name: string; slug: string };
-  /** The sending admin's user id (null for a platform admin who is not a member) and email. */
+  /**
+   * The sending admin's user id and email. The id is null for a platform admin, who acts as
+   * the operator (even when also a member): their invitations do not depend on a tenant role.
+   */
   inviter: { userId: string | null; email: string | null; name: string | null };
   ttlHours: number;
   frontendBaseUrl: string | null;
+  /** False when no mail is sent (`delivery: not_configured`). */
+  mailConfigured: boolean;
   /** Sends the mail; never throws (see src/mail). */
   send: (mail: InvitationMail) => Promise<Delivery>;
 }
@@ -77,7 +90,12 @@ export interface IssuedInvitation {
   acceptUrl: string | null;
 }
 
-async function deliver(trx: Transaction, ctx: InvitationContext, row: InvitationRow, token: string): Promise<IssuedInvitation> {
+/**
+ * After the invitation has committed: sends the mail (no transaction open meanwhile), then
+ * records its outcome in a short second transaction, unless the invitation was resent with
+ * another token (or deleted with its tenant) in between.
+ */
+async function deliver(db: Database, ctx: InvitationContext, row: InvitationRow, token: string, hash: string): Promise<IssuedInvitation> {
   const link = acceptUrl(ctx.frontendBaseUrl, token);
   const delivery = await ctx.send({
     to: row.email,
@@ -89,73 +107,125 @@ async function deliver(trx: Transaction, ctx: InvitationContext, row: Invitation
     token,
     expiresAt: new Date(row.expires_at),
   });
-  const stored = await setDelivery(trx, ctx.tenant.id, row.id, delivery);
-  return { invitation: stored, token, acceptUrl: link };
+  const stored = delivery === row.delivery ? row : await withTenant(db, ctx.tenant.id, (trx) => setDelivery(trx, ctx.tenant.id, row.id, hash, delivery));
+  if (stored) return { invitation: stored, token, acceptUrl: link };
+  row.delivery = delivery; // resent or deleted meanwhile: this answer still says how its mail went
+  return { invitation: row, token, acceptUrl: link };
+}
+
+/**
+ * What `delivery` reads until the send has succeeded: `failed` (not delivered yet) with a
+ * mailer, so an invitation whose send never finished (a crash) reads as one to resend.
+ */
+const undelivered = (ctx: InvitationContext): Delivery => (ctx.mailConfigured ? 'failed' : 'not_configured');
+
+/**
+ * First statements of create and resend: the tenant still exists (FOR KEY SHARE, as a request
+ * holds it), and the inviting member is still an admin, locked FOR SHARE until commit so a
+ * concurrent demotion or removal either waits and then revokes this invitation, or goes first
+ * and this request is refused.
+ */
+async function lockInvitingAdmin(trx: Transaction, ctx: InvitationContext): Promise<void> {
+  if (!(await lockTenantForKeyShare(trx, ctx.tenant.id))) throw new ApiError('tenantNotFound', `Tenant '${ctx.tenant.slug}' not found.`);
+  if (ctx.inviter.userId === null) return;
+  const inviter = await lockInviter(trx, ctx.tenant.id, ctx.inviter.userId);
+  if (inviter?.role !== 'admin') {
+    throw new ApiError('forbidden', `You are no longer an admin of tenant '${ctx.tenant.slug}'; another admin changed your membership.`);
+  }
 }
 
 /**
  * Invites `email` with `role`. 409 when a member already has that email or a pending
- * invitation for it exists (a stale pending one past its expiry is marked expired first).
- * The mail is sent inside the transaction, bounded by the mailer's timeouts; its outcome is
- * stored as `delivery` and never fails the request.
+ * invitation for it exists (a stale pending one past its expiry is marked expired first);
+ * emails compare trimmed, NFKC, case-folded, and are stored trimmed. The invitation commits
+ * first; then the mail is sent and its outcome stored as `delivery` (never failing the request).
  */
 export async function createInvitation(
-  trx: Transaction,
+  db: Database,
   origin: EventOrigin,
   ctx: InvitationContext,
   input: { email: string; role: 'admin' | 'member' },
 ): Promise<IssuedInvitation> {
   const email = input.email.trim();
-  if (await memberWithEmailExists(trx, ctx.tenant.id, email)) {
-    throw new ApiError('conflict', `A member of this tenant already has the email '${email}'.`);
-  }
-  await expireStalePending(trx, ctx.tenant.id, email);
   const { token, hash } = newInvitationToken();
-  // A concurrent invitation of the same email hits invitations_one_pending_per_email → 409.
-  const row = await insertInvitation(trx, ctx.tenant.id, {
-    email,
-    role: input.role,
-    tokenHash: hash,
-    ttlHours: ctx.ttlHours,
-    invitedBy: ctx.inviter.userId,
-    invitedByEmail: ctx.inviter.email,
+  const row = await withTenant(db, ctx.tenant.id, async (trx) => {
+    await lockInvitingAdmin(trx, ctx);
+    if (await memberWithEmailExists(trx, ctx.tenant.id, emailKey(email))) {
+      throw new ApiError('conflict', `A member of this tenant already has the email '${email}'.`);
+    }
+    await expireStalePending(trx, ctx.tenant.id, email);
+    // A concurrent invitation of the same email hits invitations_one_pending_per_email → 409.
+    const inserted = await insertInvitation(trx, ctx.tenant.id, {
+      email,
+      role: input.role,
+      tokenHash: hash,
+      ttlHours: ctx.ttlHours,
+      invitedBy: ctx.inviter.userId,
+      invitedByEmail: ctx.inviter.email,
+      delivery: undelivered(ctx),
+    });
+    await recordEvent(trx, origin, {
+      action: 'invitation.created',
+      tenantId: ctx.tenant.id,
+      target: { type: 'invitation', id: inserted.id },
+      // The accept link (not the bare token) so a product's own mailer can send it.
+      data: { invitation: invitationData(inserted), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
+    });
+    return inserted;
   });
-  await recordEvent(trx, origin, {
-    action: 'invitation.created',
-    tenantId: ctx.tenant.id,
-    target: { type: 'invitation', id: row.id },
-    // The accept link (not the bare token) so a product's own mailer can send it.
-    data: { invitation: invitationData(row), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
-  });
-  return deliver(trx, ctx, row, token);
+  return deliver(db, ctx, row, token, hash);
 }
 
 const notFound = (id: string) => new ApiError('invitationNotFound', `No invitation with id ${id} in this tenant.`);
 
-/** A new token and expiry for a pending or expired invitation; the old token stops working. */
-export async function resendInvitation(trx: Transaction, origin: EventOrigin, ctx: InvitationContext, id: string): Promise<IssuedInvitation> {
-  const current = await findInvitationForUpdate(trx, ctx.tenant.id, id);
-  if (!current) throw notFound(id);
-  const status = effectiveStatus(current);
-  if (status === 'accepted' || status === 'revoked') {
-    throw new ApiError('conflict', `The invitation is ${status}; only a pending or expired invitation can be resent.`);
-  }
-  // Whatever the status: the email may have become a member's since (added by subject).
-  if (await memberWithEmailExists(trx, ctx.tenant.id, current.email)) {
-    throw new ApiError('conflict', `A member of this tenant already has the email '${current.email}'.`);
-  }
-  // A newer invitation of the same email that has expired in the meantime is no clash.
-  await expireStalePending(trx, ctx.tenant.id, current.email);
+/**
+ * A new token and expiry for a pending or expired invitation; the old token stops working.
+ * Commits, then mails, like create.
+ */
+export async function resendInvitation(db: Database, origin: EventOrigin, ctx: InvitationContext, id: string): Promise<IssuedInvitation> {
   const { token, hash } = newInvitationToken();
-  // Another pending invitation for the same email (made after this one expired) → 409.
-  const row = await renewInvitation(trx, ctx.tenant.id, id, hash, ctx.ttlHours);
-  await recordEvent(trx, origin, {
-    action: 'invitation.resent',
-    tenantId: ctx.tenant.id,
-    target: { type: 'invitation', id: row.id },
-    data: { invitation: invitationData(row), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
+  const row = await withTenant(db, ctx.tenant.id, async (trx) => {
+    await lockInvitingAdmin(trx, ctx);
+    const current = await findInvitationForUpdate(trx, ctx.tenant.id, id);
+    if (!current) throw notFound(id);
+    const status = effectiveStatus(current);
+    if (status === 'accepted' || status === 'revoked') {
+      throw new ApiError('conflict', `The invitation is ${status}; only a pending or expired invitation can be resent.`);
+    }
+    // Whatever the status: the email may have become a member's since (added by subject).
+    if (await memberWithEmailExists(trx, ctx.tenant.id, emailKey(current.email))) {
+      throw new ApiError('conflict', `A member of this tenant already has the email '${current.email}'.`);
+    }
+    // A newer invitation of the same email that has expired in the meantime is no clash.
+    await expireStalePending(trx, ctx.tenant.id, current.email);
+    // Another pending invitation for the same email (made after this one expired) → 409.
+    const renewed = await renewInvitation(trx, ctx.tenant.id, id, hash, ctx.ttlHours, undelivered(ctx));
+    await recordEvent(trx, origin, {
+      action: 'invitation.resent',
+      tenantId: ctx.tenant.id,
+      target: { type: 'invitation', id: renewed.id },
+      data: { invitation: invitationData(renewed), accept_url: acceptUrl(ctx.frontendBaseUrl, token) },
+    });
+    return renewed;
   });
-  return deliver(trx, ctx, row, token);
+  return deliver(db, ctx, row, token, hash);
+}
+
+/**
+ * Revokes the invitations `userId` sent that are still pending, each with its event: the
+ * inviter stopped being an admin. Called by member changes after their locks; returns the count.
+ */
+export async function revokeInvitationsSentBy(trx: Transaction, origin: EventOrigin, tenantId: string, userId: string): Promise<number> {
+  const rows = await revokePendingSentBy(trx, tenantId, userId);
+  for (const row of rows) {
+    await recordEvent(trx, origin, {
+      action: 'invitation.revoked',
+      tenantId,
+      target: { type: 'invitation', id: row.id },
+      data: { invitation: invitationData(row), reason: 'inviter_no_longer_admin' },
+    });
+  }
+  return rows.length;
 }
 
 /** Revokes a pending or expired invitation; a revoked one is returned unchanged. */
@@ -218,14 +288,20 @@ export async function acceptInvitation(db: Database, origin: EventOrigin, invite
   const hash = hashInvitationToken(token);
   const tenantId = await tenantOfInvitationToken(db, hash);
   if (tenantId === null) throw unknownToken();
-  return withTenant(db, tenantId, async (trx) => {
+  const outcome = await withTenant(db, tenantId, async (trx): Promise<Acceptance | 'inviterGone'> => {
     const tenant = await lockTenantForKeyShare(trx, tenantId);
     if (!tenant) throw unknownToken();
     const inv = await findInvitationByTokenForUpdate(trx, tenantId, hash);
     if (!inv) throw unknownToken(); // resent (new token) or deleted meanwhile
     const status = effectiveStatus(inv);
     if (status === 'accepted' || status === 'revoked') throw unknownToken();
-    if (invitee.email === null || invitee.email.trim().toLowerCase() !== inv.email.toLowerCase()) {
+    // Revoked when the inviter lost the admin role; this catches one sent before that rule
+    // existed: it is revoked now (committed), and the answer is the same 404.
+    if (inv.invited_by !== null && (await roleOfMember(trx, tenantId, inv.invited_by)) !== 'admin') {
+      await revokeInvitationsSentBy(trx, origin, tenantId, inv.invited_by);
+      return 'inviterGone';
+    }
+    if (invitee.email === null || !sameEmail(invitee.email, inv.email)) {
       throw new ApiError('accessDenied', "This invitation was sent to another email address than your token's email claim.");
     }
     if (invitee.emailVerified === false) {
@@ -240,7 +316,7 @@ export async function acceptInvitation(db: Database, origin: EventOrigin, invite
     const member = await insertMemberIfAbsent(trx, tenantId, {
       issuer: invitee.issuer,
       subject: invitee.subject,
-      email: invitee.email,
+      email: invitee.email.trim(),
       displayName: invitee.name,
       role: inv.role,
     });
@@ -251,6 +327,8 @@ export async function acceptInvitation(db: Database, origin: EventOrigin, invite
     await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.id }, data: { member: memberData, invitation_id: inv.id } });
     return { tenant, member, invitation };
   });
+  if (outcome === 'inviterGone') throw unknownToken();
+  return outcome;
 }
 
 /** The fields of an invitation an event carries (never its token or token hash). */

@@ -1,12 +1,16 @@
 /**
  * Tenant members (users rows). Functions take the request's tenant-scoped transaction.
+ *
+ * Nobody becomes a member without consent (PRODUCT.md §6): `addMember` is for platform admins
+ * (x-access tenantPlatformAdmin); tenant admins invite. Any member may leave.
  */
 import { UserRow } from '../db/models';
 import { fetchKeysetRows } from '../db/queries/keyset-page';
-import { deleteMember, findMemberForUpdate, lockAdmins, setMemberRole } from '../db/queries/members';
+import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
+import { revokeInvitationsSentBy } from './invitations';
 import { pageByCreation } from './pagination';
 
 /** One page of the tenant's members, oldest first. */
@@ -23,15 +27,13 @@ export interface NewMember {
   role: 'admin' | 'member';
 }
 
-/** Adds a member; one who is already a member (same issuer and subject) is a 409 Conflict. */
+/**
+ * Adds a member directly (platform admins only, by the operation's access level); one who is
+ * already a member (same issuer and subject) is a 409 Conflict. The email is stored trimmed.
+ */
 export async function addMember(trx: Transaction, origin: EventOrigin, tenantId: string, m: NewMember): Promise<UserRow> {
-  const rows = (await UserRow.query(trx)
-    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
-    .onConflict(['tenant_id', 'issuer', 'subject'])
-    .ignore()
-    .returning('*')) as unknown as UserRow | UserRow[] | undefined;
-  const row = Array.isArray(rows) ? rows[0] : rows;
-  if (!row?.id) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
+  const row = await insertMemberIfAbsent(trx, tenantId, { ...m, email: m.email.trim() });
+  if (!row) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
   await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.id }, data: { member: memberData(row) } });
   return row;
 }
@@ -53,19 +55,11 @@ function assertStillAdmin(actor: MembershipActor, admins: readonly string[]): vo
 }
 
 /**
- * Removes a member. The tenant's admin rows are locked first, so two concurrent removals or
- * demotions cannot both pass the last-admin check. The delete itself waits for the member's
- * in-flight requests (which hold their row FOR KEY SHARE) to finish.
- */
-export async function removeMember(trx: Transaction, origin: EventOrigin, tenantId: string, userId: string, actor: MembershipActor = { userId: null }): Promise<void> {
-  await inSavepointRefusingDeadlock(trx, (sp) => removeMemberLocked(sp, origin, tenantId, userId, actor));
-}
-
-/**
- * Runs an admin change in a savepoint. Every request holds its caller's row FOR KEY SHARE, so
- * two admins removing each other at the same moment each wait for the other's request: a
- * deadlock PostgreSQL breaks by failing one statement. That one rolls back to the savepoint
- * (releasing the locks it took there) and answers 409; the other change then completes.
+ * Runs a membership change in a savepoint, taking the locks in one order (see
+ * src/db/queries/members.ts). Every request holds its caller's row FOR KEY SHARE, so two admins
+ * removing each other at the same moment each wait for the other's request to end: a cycle no
+ * lock order can avoid, which PostgreSQL breaks by failing one statement. That one rolls back to
+ * the savepoint (releasing the locks it took there) and answers 409; the other change completes.
  */
 async function inSavepointRefusingDeadlock<T>(trx: Transaction, fn: (sp: Transaction) => Promise<T>): Promise<T> {
   try {
@@ -78,19 +72,59 @@ async function inSavepointRefusingDeadlock<T>(trx: Transaction, fn: (sp: Transac
   }
 }
 
-async function removeMemberLocked(trx: Transaction, origin: EventOrigin, tenantId: string, userId: string, actor: MembershipActor): Promise<void> {
-  const admins = await lockAdmins(trx, tenantId);
-  assertStillAdmin(actor, admins);
-  const target = await findMemberForUpdate(trx, tenantId, userId);
-  if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
-  if (target.role === 'admin' && admins.length <= 1) {
-    throw new ApiError(
-      'conflict',
-      'The last admin of a tenant cannot be removed; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).',
-    );
-  }
-  await deleteMember(trx, tenantId, userId);
-  await recordEvent(trx, origin, { action: 'member.removed', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(target) } });
+/**
+ * Removes a member. The member's row is locked for the delete first (waiting for their
+ * in-flight requests), then the tenant's admin rows, so two concurrent removals or demotions
+ * cannot both pass the last-admin check. The member's pending invitations are revoked.
+ */
+export async function removeMember(trx: Transaction, origin: EventOrigin, tenantId: string, userId: string, actor: MembershipActor = { userId: null }): Promise<void> {
+  await inSavepointRefusingDeadlock(trx, async (sp) => {
+    const locked = await lockMemberForDelete(sp, tenantId, userId);
+    const admins = await lockAdmins(sp, tenantId);
+    assertStillAdmin(actor, admins);
+    if (!locked) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
+    const target = (await findMemberForUpdate(sp, tenantId, userId))!;
+    if (target.role === 'admin' && admins.length <= 1) {
+      throw new ApiError(
+        'conflict',
+        'The last admin of a tenant cannot be removed; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).',
+      );
+    }
+    await revokeInvitationsSentBy(sp, origin, tenantId, userId);
+    await deleteMember(sp, tenantId, userId);
+    await recordEvent(sp, origin, { action: 'member.removed', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(target) } });
+  });
+}
+
+/** What leaving did: the membership that ended and how many invitations it revoked. */
+export interface Departure {
+  member: UserRow;
+  revokedInvitations: number;
+}
+
+/**
+ * The caller leaves the tenant. The last admin cannot (409): another member must be made admin
+ * first. Same locks and order as a removal; the caller's pending invitations are revoked.
+ */
+export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantId: string, tenantSlug: string, userId: string | null): Promise<Departure> {
+  if (userId === null) throw new ApiError('notFound', `You are not a member of tenant '${tenantSlug}', so there is no membership to leave.`);
+  return inSavepointRefusingDeadlock(trx, async (sp) => {
+    const locked = await lockMemberForDelete(sp, tenantId, userId);
+    const admins = await lockAdmins(sp, tenantId);
+    // Removed by an admin while this request waited.
+    if (!locked) throw new ApiError('notFound', `You are no longer a member of tenant '${tenantSlug}'.`);
+    const me = (await findMemberForUpdate(sp, tenantId, userId))!;
+    if (me.role === 'admin' && admins.length <= 1) {
+      throw new ApiError(
+        'conflict',
+        `You are the last admin of tenant '${tenantSlug}' and cannot leave it; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).`,
+      );
+    }
+    const revoked = await revokeInvitationsSentBy(sp, origin, tenantId, userId);
+    await deleteMember(sp, tenantId, userId);
+    await recordEvent(sp, origin, { action: 'member.left', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(me) } });
+    return { member: me, revokedInvitations: revoked };
+  });
 }
 
 /** The fields of a member an event carries. */
@@ -109,7 +143,7 @@ export interface RoleChange {
  * Sets a member's role. Demoting the last admin is a 409. The admin rows are locked first:
  * two admins demoting each other at the same time run one after the other, and the second
  * finds either that it is no longer an admin (403) or that its target is the last one (409),
- * so exactly one admin remains.
+ * so exactly one admin remains. A demoted admin's pending invitations are revoked.
  */
 export async function updateMemberRole(
   trx: Transaction,
@@ -119,20 +153,23 @@ export async function updateMemberRole(
   role: 'admin' | 'member',
   actor: MembershipActor = { userId: null },
 ): Promise<RoleChange> {
-  const admins = await lockAdmins(trx, tenantId);
-  assertStillAdmin(actor, admins);
-  const target = await findMemberForUpdate(trx, tenantId, userId);
-  if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
-  if (target.role === role) return { member: target, previousRole: target.role, changed: false };
-  if (target.role === 'admin' && admins.length <= 1) {
-    throw new ApiError('conflict', 'The last admin of a tenant cannot be demoted; make another member admin first.');
-  }
-  const member = await setMemberRole(trx, tenantId, userId, role);
-  await recordEvent(trx, origin, {
-    action: 'member.role_changed',
-    tenantId,
-    target: { type: 'member', id: userId },
-    data: { member: memberData(member), before: { role: target.role }, after: { role } },
+  return inSavepointRefusingDeadlock(trx, async (sp) => {
+    const admins = await lockAdmins(sp, tenantId);
+    assertStillAdmin(actor, admins);
+    const target = await findMemberForUpdate(sp, tenantId, userId);
+    if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
+    if (target.role === role) return { member: target, previousRole: target.role, changed: false };
+    if (target.role === 'admin' && admins.length <= 1) {
+      throw new ApiError('conflict', 'The last admin of a tenant cannot be demoted; make another member admin first.');
+    }
+    const member = await setMemberRole(sp, tenantId, userId, role);
+    await recordEvent(sp, origin, {
+      action: 'member.role_changed',
+      tenantId,
+      target: { type: 'member', id: userId },
+      data: { member: memberData(member), before: { role: target.role }, after: { role } },
+    });
+    if (role === 'member') await revokeInvitationsSentBy(sp, origin, tenantId, userId);
+    return { member, previousRole: target.role, changed: true };
   });
-  return { member, previousRole: target.role, changed: true };
 }

@@ -11,7 +11,7 @@ import { lockRegistrant, membershipsOf } from '../db/queries/registration';
 import { lockSlug, retiredAmong, takenAmong } from '../db/queries/slugs';
 import { withPlatformRead, withSavepoint, withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
+import { freeForm, recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
 import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
 
@@ -108,6 +108,9 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
   }
   const allowed = policy.registrationAllowedDomains;
   if (allowed === null) return;
+  // admin_email first (PRODUCT.md §5): when its domain is not listed, the detail names that
+  // domain, whatever the token carries (SPEC.md §7).
+  assertDomainListed(allowed, 'admin_email', adminEmail);
   // admin_email is whatever the caller typed; only the token's own verified email proves who
   // they are. Absent email_verified counts as unverified here.
   if (registrant.email === null || registrant.emailVerified !== true) {
@@ -118,16 +121,14 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
         : 'Registration is limited to allowed email domains, and the token carries no verified email (email_verified must be true).',
     );
   }
-  const emails: Array<[string, string]> = [
-    ['admin_email', adminEmail],
-    ["the token's email claim", registrant.email],
-  ];
-  for (const [what, email] of emails) {
-    const domain = emailDomain(email);
-    if (domain === null || !isDomainAllowed(domain, allowed)) {
-      const shown = domain ?? (email.includes('@') ? email.slice(email.lastIndexOf('@') + 1) : email);
-      throw new ApiError('domainNotAllowed', `Registration is not allowed for the email domain '${shown}' (${what}).`);
-    }
+  assertDomainListed(allowed, "the token's email claim", registrant.email);
+}
+
+function assertDomainListed(allowed: readonly string[], what: string, email: string): void {
+  const domain = emailDomain(email);
+  if (domain === null || !isDomainAllowed(domain, allowed)) {
+    const shown = domain ?? (email.includes('@') ? email.slice(email.lastIndexOf('@') + 1) : email);
+    throw new ApiError('domainNotAllowed', `Registration is not allowed for the email domain '${shown}' (${what}).`);
   }
 }
 
@@ -198,9 +199,10 @@ export async function registerTenantForCaller(
       tenantId: t.id,
       target: { type: 'tenant', id: t.id },
       data: {
-        tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status },
+        tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status },
         admin: { user_id: created.adminUserId, issuer: registrant.issuer, subject: registrant.subject, email: request.adminEmail },
-        registration: t.registration,
+        // `metadata` is the caller's free-form object (up to the 1 MiB body): allow-listed keys only.
+        registration: { ...t.registration, metadata: freeForm(t.registration?.metadata ?? {}) },
         slug_generated: slugGenerated,
       },
     });

@@ -4,7 +4,7 @@
  * the slug is taken. Pure functions; the database check lives in ./registration.ts.
  */
 import crypto from 'node:crypto';
-import { normalizeClaimValue } from '../tenancy/resolve';
+import { normalizeClaimValue } from '../context/claims';
 
 /** Generated slugs stay within one DNS label, so they also work as subdomains. */
 export const MAX_GENERATED_SLUG_LENGTH = 63;

@@ -9,10 +9,11 @@ import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, sweepE
 import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../db/queries/tenant-delete';
 import { identityLinksOf, replaceIdentityLinks, type IdentityLink } from '../db/queries/identity-links';
 import { countTenants, searchTenants } from '../db/queries/tenant-search';
+import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { TENANT_TABLES, type TenantTable } from '../db/schema';
 import { withService, withTenant, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { changedFields, recordEvent, type EventOrigin } from './events';
+import { changedFields, freeForm, recordEvent, type EventOrigin } from './events';
 import { decodeCursor, pageByCreation } from './pagination';
 import { createTenantWithSampleData, type MembershipPolicy } from './tenants';
 
@@ -262,7 +263,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
   return withService(db, async (trx) => {
     // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
     // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
-    const current = await TenantRow.query(trx).findById(id).forNoKeyUpdate();
+    const current = await findTenantForUpdate(trx, id);
     if (!current) throw notFound(id);
     if (current.is_default && patch.slug !== undefined && patch.slug !== current.slug) {
       throw new ApiError('badRequest', `The slug of the default tenant ('${current.slug}') cannot be changed.`);
@@ -280,7 +281,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
     if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
     if (patch.membershipPolicy?.rolesFromClaims !== undefined) changes.roles_from_claims = patch.membershipPolicy.rolesFromClaims;
-    const [row] = await TenantRow.query(trx).where({ id }).patch(changes).returning('*');
+    const row = await patchTenant(trx, id, changes);
     const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
     let linksAfter = linksBefore;
     if (patch.identityLinks !== undefined) {
@@ -309,9 +310,9 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
   });
 }
 
-/** The fields of a tenant an event carries. */
+/** The fields of a tenant an event carries; `settings` only as far as SERVICE_EVENT_SETTINGS_KEYS allows. */
 function tenantData(t: TenantRow): Record<string, unknown> {
-  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: t.settings, status: t.status, is_default: t.is_default };
+  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status, is_default: t.is_default };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -372,10 +373,18 @@ export async function previewTenantDeletion(db: Database, id: string, opts: { mu
  * other tenants are never blocked). The tenant row goes last; its cascade then removes only rows
  * written meanwhile. If the process stops half-way, what remains is a smaller tenant that
  * another delete finishes.
+ *
+ * `tenant.deletion_started` commits before the first batch, so a delete cut short by a crash
+ * still left its mark in the log; `tenant.deleted` is written with the tenant row's removal.
  */
 export async function deleteTenant(db: Database, origin: EventOrigin, id: string, opts: DeleteOptions): Promise<TenantDeletion> {
   if (opts.dryRun) return { dryRun: true, ...(await previewTenantDeletion(db, id, opts)) };
   const tenant = await deletableTenant(db, id, opts);
+  await withTenant(db, id, async (trx) => {
+    // Still there (a concurrent delete may have finished since): no intent for a gone tenant.
+    if (!(await TenantRow.query(trx).findById(id))) throw notFound(id);
+    await recordEvent(trx, origin, { action: 'tenant.deletion_started', tenantId: id, target: { type: 'tenant', id }, data: { tenant: tenantData(tenant) } });
+  });
 
   const batchSize = opts.batchSize ?? DELETE_BATCH_SIZE;
   const rows = Object.fromEntries(TENANT_TABLES.map((t) => [t, 0])) as TableCounts;

@@ -4,15 +4,20 @@
  * Deliveries are written by recordEvent (the outbox) and sent by src/workers/webhook-delivery.ts.
  *
  * Server-side request forgery: only platform admins can point the service at a URL; only
- * http and https are accepted, without credentials in the URL; redirects are never followed;
- * the receiver's answer is reduced to its status code (its body is never stored or shown).
+ * http and https are accepted, without credentials in the URL; a host on a loopback, private,
+ * link-local or otherwise internal network is refused (./webhook-network.ts) unless
+ * SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS is set, here and again at each delivery's connect;
+ * redirects are never followed; the receiver's answer is reduced to its status code (its body
+ * is never stored or shown) and a failure to a category (no socket messages).
  */
 import crypto from 'node:crypto';
 import {
+  deleteOrphanDeliveries,
   deleteWebhookEndpoint,
   insertWebhookEndpoint,
   selectAttempts,
   selectDeliveries,
+  selectOrphanWebhookIds,
   selectWebhookEndpoint,
   selectWebhookEndpoints,
   updateWebhookEndpoint,
@@ -24,6 +29,7 @@ import { withService, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { changedFields, EVENT_ACTIONS, recordEvent, type EventOrigin } from './events';
 import { decodeCursor, encodeCursor } from './pagination';
+import { forbiddenHostKind } from './webhook-network';
 
 const notFound = (id: string) => new ApiError('notFound', `No webhook endpoint with id ${id}.`);
 
@@ -56,6 +62,25 @@ export function checkWebhookUrl(raw: string): string {
   if (!url.hostname) throw new ApiError('validation', 'body.url must name a host.');
   if (url.hash) throw new ApiError('validation', 'body.url must not have a fragment.');
   return url.toString();
+}
+
+/** Where a URL may point: SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
+export interface WebhookNetworkPolicy {
+  readonly allowPrivateNetworks: boolean;
+}
+
+/** checkWebhookUrl, then the network rule: a host on a refused network is a 400. */
+export async function checkWebhookTarget(raw: string, policy: WebhookNetworkPolicy): Promise<string> {
+  const url = checkWebhookUrl(raw);
+  if (policy.allowPrivateNetworks) return url;
+  const kind = await forbiddenHostKind(new URL(url).hostname);
+  if (kind) {
+    throw new ApiError(
+      'validation',
+      `body.url's host is on a ${kind} network; webhooks may reach only public addresses (SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows private ones, for local development).`,
+    );
+  }
+  return url;
 }
 
 /** A new signing secret in the Standard Webhooks format: `whsec_` + base64 of 32 random bytes. */
@@ -99,9 +124,10 @@ export interface WebhookInput {
 }
 
 /** Creates an endpoint; the answer carries its secret, the only time it is shown. */
-export async function createWebhook(db: Database, origin: EventOrigin, input: WebhookInput): Promise<WebhookView & { secret: string }> {
-  const url = checkWebhookUrl(input.url);
+export async function createWebhook(db: Database, origin: EventOrigin, input: WebhookInput, policy: WebhookNetworkPolicy): Promise<WebhookView & { secret: string }> {
+  checkWebhookUrl(input.url);
   const eventTypes = checkEventTypes(input.events);
+  const url = await checkWebhookTarget(input.url, policy);
   const secret = newWebhookSecret();
   return withService(db, async (trx) => {
     const row = await insertWebhookEndpoint(trx, { url, description: input.description ?? null, eventTypes, enabled: input.enabled ?? true, secret });
@@ -121,10 +147,12 @@ export async function getWebhook(db: Database, id: string): Promise<WebhookView>
 }
 
 /** Changes the fields present (`url`, `events`, `description`, `enabled`). */
-export async function updateWebhook(db: Database, origin: EventOrigin, id: string, patch: Partial<WebhookInput>): Promise<WebhookView> {
+export async function updateWebhook(db: Database, origin: EventOrigin, id: string, patch: Partial<WebhookInput>, policy: WebhookNetworkPolicy): Promise<WebhookView> {
   const changes: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'event_types' | 'enabled'>> = {};
-  if (patch.url !== undefined) changes.url = checkWebhookUrl(patch.url);
+  if (patch.url !== undefined) checkWebhookUrl(patch.url);
   if (patch.events !== undefined) changes.event_types = checkEventTypes(patch.events);
+  // Resolved before the transaction: a slow DNS answer holds no connection.
+  if (patch.url !== undefined) changes.url = await checkWebhookTarget(patch.url, policy);
   if (patch.description !== undefined) changes.description = patch.description;
   if (patch.enabled !== undefined) changes.enabled = patch.enabled;
   return withService(db, async (trx) => {
@@ -137,7 +165,15 @@ export async function updateWebhook(db: Database, origin: EventOrigin, id: strin
   });
 }
 
-/** Deletes an endpoint and its deliveries (pending ones are never sent). */
+const CLEANUP_BATCH = 500;
+const CLEANUP_BATCHES_IN_REQUEST = 10;
+
+/**
+ * Deletes an endpoint: its pending deliveries are never sent from the moment this commits. The
+ * endpoint row is all this transaction touches (no writer of events waits on it); its deliveries
+ * are then removed in batches of their own short transactions, skipping any the worker holds.
+ * What a request leaves (a very long backlog, a held row) the delivery worker's sweep removes.
+ */
 export async function deleteWebhook(db: Database, origin: EventOrigin, id: string): Promise<void> {
   await withService(db, async (trx) => {
     const current = await selectWebhookEndpoint(trx, id, true);
@@ -145,6 +181,34 @@ export async function deleteWebhook(db: Database, origin: EventOrigin, id: strin
     await deleteWebhookEndpoint(trx, id);
     await recordEvent(trx, origin, { action: 'webhook.deleted', tenantId: null, target: { type: 'webhook', id }, data: { webhook: webhookData(current) } });
   });
+  try {
+    await removeDeliveriesOfDeleted(db, id, CLEANUP_BATCHES_IN_REQUEST);
+  } catch {
+    // The endpoint is deleted and nothing more is sent to it; the worker's sweep removes the rest.
+  }
+}
+
+/** Removes a deleted endpoint's deliveries, `CLEANUP_BATCH` rows per transaction, at most `maxBatches` batches. */
+async function removeDeliveriesOfDeleted(db: Database, webhookId: string, maxBatches: number): Promise<number> {
+  let removed = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await withService(db, (trx) => deleteOrphanDeliveries(trx, webhookId, CLEANUP_BATCH));
+    removed += n;
+    if (n < CLEANUP_BATCH) break;
+  }
+  return removed;
+}
+
+/**
+ * The delivery worker's sweep: removes deliveries left behind by deleted endpoints (a delete's
+ * cleanup cut short, a row the worker held then, an event written while the endpoint was being
+ * deleted). Returns how many rows it removed.
+ */
+export async function sweepDeletedEndpointDeliveries(db: Database, maxBatchesPerEndpoint = 20): Promise<number> {
+  const ids = await withService(db, (trx) => selectOrphanWebhookIds(trx), { readOnly: true });
+  let removed = 0;
+  for (const id of ids) removed += await removeDeliveriesOfDeleted(db, id, maxBatchesPerEndpoint);
+  return removed;
 }
 
 export interface DeliveryView {

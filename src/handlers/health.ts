@@ -11,7 +11,7 @@ import type {
   GetReadinessResponses,
 } from '../../generated/types.gen';
 import { ApiError } from '../errors';
-import { metricsTokenMatches } from '../http/metrics';
+import { metricsTokenMatches } from '../auth/metrics-token';
 import { pingDatabase } from '../db/tenant-scope';
 import { publicOperation, type HandlerInput, type Reply } from './types';
 

@@ -8,6 +8,7 @@ import * as setup from './setup';
 import * as audit from './audit';
 import * as registration from './registration';
 import * as tenant from './tenant';
+import * as decision from './decision';
 import * as boards from './boards';
 import * as events from './events';
 import * as webhooks from './webhooks';
@@ -20,6 +21,7 @@ export const handlers = defineOperationTable({
   ...audit,
   ...registration,
   ...tenant,
+  ...decision,
   ...boards,
   ...events,
   ...webhooks,

@@ -19,9 +19,9 @@ import type {
 import type { InvitationRow } from '../db/models';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
-import type { TenantContext } from '../http/context';
+import type { EnteredTenant } from '../context/request';
 import { toMember, toTenant } from './mappers';
-import { authenticated, tenantScoped, type HandlerInput, type Reply } from './types';
+import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null): string | null => (d === null ? null : iso(d));
@@ -47,23 +47,27 @@ function withToken(issued: invitations.IssuedInvitation): InvitationWithToken {
   return { ...toInvitation(issued.invitation), token: issued.token, accept_url: issued.acceptUrl };
 }
 
-function invitationContext(ctx: TenantContext): invitations.InvitationContext {
+function invitationContext(ctx: EnteredTenant): invitations.InvitationContext {
   return {
     tenant: { id: ctx.tenant.id, name: ctx.tenant.name, slug: ctx.tenant.slug },
     inviter: {
-      userId: ctx.membership?.userId ?? null,
+      // A platform admin acts as the operator, even when also a member (as for role changes).
+      userId: ctx.caller.isPlatformAdmin ? null : (ctx.membership?.userId ?? null),
       email: ctx.membership?.email ?? ctx.caller.email,
       name: ctx.membership?.displayName ?? ctx.caller.name,
     },
     ttlHours: ctx.config.invitationTtlHours,
     frontendBaseUrl: ctx.config.frontendBaseUrl,
+    mailConfigured: ctx.services.mailer.configured,
     send: (mail) => ctx.services.mailer.sendInvitation(mail, ctx.log),
   };
 }
 
-export const createInvitation = tenantScoped(
+// Create and resend are `tenantRead`: the domain commits the invitation in its own short
+// transaction and sends the mail after it, so a slow mail server holds no pooled connection.
+export const createInvitation = tenantRead(
   async (ctx, input: HandlerInput<CreateInvitationData>): Promise<Reply<CreateInvitationResponses>> => {
-    const issued = await invitations.createInvitation(ctx.trx, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? 'member' });
+    const issued = await invitations.createInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? 'member' });
     ctx.log.info({ invitation_id: issued.invitation.id, role: issued.invitation.role, delivery: issued.invitation.delivery }, 'Invitation created');
     return { status: 201, body: withToken(issued) };
   },
@@ -80,9 +84,9 @@ export const listInvitations = tenantScoped(
   },
 );
 
-export const resendInvitation = tenantScoped(
+export const resendInvitation = tenantRead(
   async (ctx, input: HandlerInput<ResendInvitationData>): Promise<Reply<ResendInvitationResponses>> => {
-    const issued = await invitations.resendInvitation(ctx.trx, originOf(ctx), invitationContext(ctx), input.path.invitation_id);
+    const issued = await invitations.resendInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), input.path.invitation_id);
     ctx.log.info({ invitation_id: issued.invitation.id, delivery: issued.invitation.delivery }, 'Invitation resent');
     return { status: 200, body: withToken(issued) };
   },

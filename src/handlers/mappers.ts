@@ -4,7 +4,7 @@
 import type { Board, BoardDetail, Generation, Member, Tenant } from '../../generated/types.gen';
 import type { BoardRow, GenerationRow, TenantRow, UserRow } from '../db/models';
 import type { BoardFields } from '../db/queries/boards-page';
-import type { Membership, ResolvedTenant } from '../http/context';
+import type { Membership, ResolvedTenant } from '../context/request';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 

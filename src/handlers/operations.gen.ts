@@ -22,6 +22,9 @@ import type {
   CreateWebhookData,
   CreateWebhookErrors,
   CreateWebhookResponses,
+  DecideTenantAccessData,
+  DecideTenantAccessErrors,
+  DecideTenantAccessResponses,
   DeleteTenantData,
   DeleteTenantErrors,
   DeleteTenantResponses,
@@ -61,6 +64,9 @@ import type {
   GetWebhookData,
   GetWebhookErrors,
   GetWebhookResponses,
+  LeaveTenantData,
+  LeaveTenantErrors,
+  LeaveTenantResponses,
   ListBoardsData,
   ListBoardsErrors,
   ListBoardsResponses,
@@ -114,12 +120,13 @@ import type {
 /** Per operationId: the generated request, response and error types, and the x-access level. */
 export interface OperationTypes {
   acceptInvitation: { data: AcceptInvitationData; responses: AcceptInvitationResponses; errors: AcceptInvitationErrors; access: 'caller' };
-  addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantAdmin' };
+  addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantPlatformAdmin' };
   auditTenants: { data: AuditTenantsData; responses: AuditTenantsResponses; errors: AuditTenantsErrors; access: 'platformAdmin' };
   createBoard: { data: CreateBoardData; responses: CreateBoardResponses; errors: CreateBoardErrors; access: 'tenantMember' };
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };
+  decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin' };
   getBoard: { data: GetBoardData; responses: GetBoardResponses; errors: GetBoardErrors; access: 'tenantMember' };
@@ -133,6 +140,7 @@ export interface OperationTypes {
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
+  leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };

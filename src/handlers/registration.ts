@@ -7,7 +7,7 @@ import type {
   RegisterTenantData,
   RegisterTenantResponses,
 } from '../../generated/types.gen';
-import type { AuthenticatedContext } from '../http/context';
+import type { AuthenticatedContext } from '../context/request';
 import { originOf } from '../domain/events';
 import { adminInstructions, dashboardUrl, listCallerMemberships, registerTenantForCaller, type Registrant } from '../domain/registration';
 import { authenticated, type HandlerInput, type Reply } from './types';

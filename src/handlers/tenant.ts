@@ -5,6 +5,7 @@ import type {
   AddMemberData,
   AddMemberResponses,
   GetCurrentTenantResponses,
+  LeaveTenantResponses,
   ListMembersData,
   ListMembersResponses,
   RemoveMemberData,
@@ -15,7 +16,7 @@ import type {
 import { originOf } from '../domain/events';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
-import type { TenantContext } from '../http/context';
+import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
@@ -32,6 +33,7 @@ export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMemb
   return { status: 200, body: { members: page.members.map(toMember), next_cursor: page.nextCursor } };
 });
 
+// x-access tenantPlatformAdmin: the operator adds a person directly; tenant admins invite.
 export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberData>): Promise<Reply<AddMemberResponses>> => {
   const user = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
     issuer: input.body.issuer ?? ctx.caller.issuer,
@@ -63,4 +65,13 @@ export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<Upd
   const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
   if (change.changed) ctx.log.info({ user_id: change.member.id, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
   return { status: 200, body: toMember(change.member) };
+});
+
+export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantResponses>> => {
+  const left = await members.leaveTenant(ctx.trx, originOf(ctx), ctx.tenant.id, ctx.tenant.slug, ctx.membership?.userId ?? null);
+  ctx.log.info({ user_id: left.member.id, revoked_invitations: left.revokedInvitations }, 'Member left the tenant');
+  return {
+    status: 200,
+    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, membership: toMember(left.member), revoked_invitations: left.revokedInvitations },
+  };
 });

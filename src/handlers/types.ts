@@ -5,38 +5,13 @@
  * extra handler, a handler typed for another operation, or a handler whose context does not fit
  * the operation's access level fails `npm run typecheck` (test/types/operation-table.fixture.ts).
  */
-import type { AuthenticatedContext, RequestContext, EnteredTenant, TenantContext } from '../http/context';
+import type { AuthenticatedContext, EnteredTenant, RequestContext, TenantContext } from '../context/request';
+import type { HandlerInput, HandlerOf, Reply } from '../http/handler-contract';
 import type { OperationTypes } from './operations.gen';
 
+export type { HandlerInput, Reply };
+
 export type OperationId = keyof OperationTypes;
-
-/** The validated parts of a request, typed by the operation's generated `…Data` type. */
-export interface HandlerInput<D extends { body?: unknown; path?: unknown; query?: unknown; url: string } = { body?: unknown; path?: unknown; query?: unknown; url: string }> {
-  /** The operation's path template (hey-api's `url`): ties the input type to one operation. */
-  readonly url: D['url'];
-  readonly body: D['body'];
-  readonly path: NonNullable<D['path']>;
-  readonly query: NonNullable<D['query']>;
-  readonly headers: Readonly<Record<string, string | undefined>>;
-}
-
-/** A response, typed by the operation's generated `…Responses` type. */
-export type Reply<R> = {
-  [S in keyof R]: { readonly status: S; readonly body: R[S]; readonly headers?: Readonly<Record<string, string>> };
-}[keyof R];
-
-/**
- * How the pipeline runs a handler: `public` and `caller` get a RequestContext /
- * AuthenticatedContext; `tenant` runs inside the tenant's transaction; `tenantRead` gets the
- * entered tenant from one statement (no transaction is left open for it).
- */
-export type HandlerKind = 'public' | 'caller' | 'tenant' | 'tenantRead';
-
-interface HandlerOf<Kind extends HandlerKind, C, I, R> {
-  readonly kind: Kind;
-  // A property, not a method: function parameters are then checked contravariantly.
-  readonly run: (ctx: C, input: I) => Promise<R>;
-}
 
 type InputOf<K extends OperationId> = HandlerInput<OperationTypes[K]['data']>;
 type ReplyOf<K extends OperationId> = Reply<OperationTypes[K]['responses'] & OperationTypes[K]['errors']>;
@@ -56,9 +31,6 @@ export type OperationTable = { readonly [K in OperationId]: HandlerFor<K> };
 export function defineOperationTable<T extends OperationTable & Record<Exclude<keyof T, OperationId>, never>>(table: T): OperationTable {
   return table;
 }
-
-/** What the pipeline calls, with the per-operation types erased (checked by OperationTable). */
-export type AnyHandler = HandlerOf<HandlerKind, never, never, Reply<Record<number, unknown>>>;
 
 /** An operation without security (health, JWKS). */
 export function publicOperation<I, R>(fn: (ctx: RequestContext, input: I) => Promise<R>): HandlerOf<'public', RequestContext, I, R> {

@@ -20,7 +20,12 @@ import { authenticated, type HandlerInput, type Reply } from './types';
 
 export const createWebhook = authenticated(async (ctx, input: HandlerInput<CreateWebhookData>): Promise<Reply<CreateWebhookResponses>> => {
   const b = input.body;
-  const created = await webhooks.createWebhook(ctx.services.db, originOf(ctx), { url: b.url, events: b.events, description: b.description, enabled: b.enabled });
+  const created = await webhooks.createWebhook(
+    ctx.services.db,
+    originOf(ctx),
+    { url: b.url, events: b.events, description: b.description, enabled: b.enabled },
+    { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks },
+  );
   ctx.log.info({ webhook_id: created.webhook_id, events: created.events }, 'Webhook endpoint created');
   return { status: 201, body: created };
 });
@@ -37,12 +42,13 @@ export const getWebhook = authenticated(async (ctx, input: HandlerInput<GetWebho
 
 export const updateWebhook = authenticated(async (ctx, input: HandlerInput<UpdateWebhookData>): Promise<Reply<UpdateWebhookResponses>> => {
   const b = input.body;
-  const updated = await webhooks.updateWebhook(ctx.services.db, originOf(ctx), input.path.webhook_id, {
-    url: b.url,
-    events: b.events,
-    description: b.description,
-    enabled: b.enabled,
-  });
+  const updated = await webhooks.updateWebhook(
+    ctx.services.db,
+    originOf(ctx),
+    input.path.webhook_id,
+    { url: b.url, events: b.events, description: b.description, enabled: b.enabled },
+    { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks },
+  );
   ctx.log.info({ webhook_id: updated.webhook_id, fields: Object.keys(b) }, 'Webhook endpoint updated');
   return { status: 200, body: updated };
 });

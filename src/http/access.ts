@@ -1,7 +1,9 @@
 /**
  * Access, from the operation's `x-access` (the one place that decides who may call what):
  * public, caller (any verified token), platformAdmin, tenantMember (a member of the resolved
- * tenant, or a platform admin) and tenantAdmin (an admin of it, or a platform admin).
+ * tenant, or a platform admin), tenantAdmin (an admin of it, or a platform admin) and
+ * tenantPlatformAdmin (a platform admin acting in the resolved tenant; its own admins may not:
+ * adding a person directly is the operator's act, tenant admins invite).
  * The tenant levels are decided with the tenant's facts, once it is entered
  * (src/tenancy/decide.ts): membership and role are known only then.
  */

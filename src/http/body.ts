@@ -2,7 +2,8 @@
  * Stage: the request body, read only for operations that declare a requestBody, at most 1 MiB
  * of UTF-8 JSON. Before JSON.parse one linear pass over the raw bytes (no allocation per
  * element) refuses nesting deeper than 32 levels and the NUL escape (`\u0000`), which
- * PostgreSQL cannot store. A body sent to an operation that takes none is refused unread.
+ * PostgreSQL cannot store. A body sent to an operation that takes none is refused unread, except
+ * on an operation answering forwarded methods (the gateway decision), which ignores it unread.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
@@ -88,6 +89,12 @@ export function bodyStage(): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const op = stateOf(req).operation!;
     if (!hasBody(req)) return next();
+    if (op.forwardedMethods.length > 0) {
+      // A gateway's forwarded request: the body is the product's, never read here. Closing the
+      // connection after the answer spares reading (even discarding) a body of any size.
+      res.setHeader('Connection', 'close');
+      return next();
+    }
     const isJson = req.is('application/json') === 'application/json';
     if (!op.takesBody) {
       if (!isJson) return next(new ApiError('unsupportedMediaType', NOT_JSON));

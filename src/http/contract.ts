@@ -6,7 +6,7 @@
  */
 import { loadOpenApiDocument } from '../openapi-document';
 
-export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin'] as const;
+export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin', 'tenantPlatformAdmin'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
 /** One rate-limit counter: every operation naming it shares its count per caller. */
@@ -27,6 +27,11 @@ export interface ContractOperation {
   readonly rateLimit: RateLimitCounter | null;
   /** True when the operation declares a requestBody: only then is a body read. */
   readonly takesBody: boolean;
+  /**
+   * `x-forwarded-methods`: other methods answered as this operation (a gateway's decision
+   * forwards the product request's method); their body is never read.
+   */
+  readonly forwardedMethods: readonly string[];
 }
 
 /** The counter that also counts /api paths matching no operation (SPEC.md §8's last row). */
@@ -54,6 +59,14 @@ function readRateLimit(where: string, raw: unknown): RateLimitCounter {
   return Object.freeze({ counter: r.counter, limit: r.limit as number, window: r.window });
 }
 
+function readForwardedMethods(where: string, raw: unknown, takesBody: boolean): readonly string[] {
+  if (raw === undefined) return Object.freeze([]);
+  if (!Array.isArray(raw) || takesBody || !raw.every((m) => typeof m === 'string' && METHODS.includes(m.toLowerCase()) && m === m.toUpperCase())) {
+    throw new Error(`openapi.yaml: ${where} x-forwarded-methods must list upper-case methods, on an operation without requestBody`);
+  }
+  return Object.freeze([...(raw as string[])]);
+}
+
 /** Reads every operation of a parsed OpenAPI document (default: openapi.yaml) and checks the conventions. */
 export function readContractOperations(doc: Record<string, unknown> = loadOpenApiDocument()): readonly ContractOperation[] {
   const ops: ContractOperation[] = [];
@@ -77,7 +90,10 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
       } else if (op['x-rate-limit'] !== undefined) {
         throw new Error(`openapi.yaml: ${where} is outside /api and must not declare x-rate-limit`);
       }
-      ops.push(Object.freeze({ operationId: op.operationId, method: method.toUpperCase(), path, access: access as AccessLevel, rateLimit, takesBody: op.requestBody !== undefined }));
+      const forwardedMethods = readForwardedMethods(where, op['x-forwarded-methods'], op.requestBody !== undefined);
+      ops.push(
+        Object.freeze({ operationId: op.operationId, method: method.toUpperCase(), path, access: access as AccessLevel, rateLimit, takesBody: op.requestBody !== undefined, forwardedMethods }),
+      );
     }
   }
   if (!counters.has(FALLBACK_COUNTER)) throw new Error(`openapi.yaml: no operation uses the '${FALLBACK_COUNTER}' counter`);

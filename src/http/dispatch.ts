@@ -5,10 +5,10 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { AnyHandler, HandlerInput, Reply } from '../handlers/types';
+import type { AnyHandler, HandlerInput, Reply } from './handler-contract';
 import { enterTenant } from '../tenancy/enter';
 import { observeTenantResolution } from './metrics';
-import type { AuthenticatedContext, RequestContext } from './context';
+import type { AuthenticatedContext, RequestContext } from '../context/request';
 import type { ContractOperation } from './contract';
 import { stateOf, type RequestState } from './request-state';
 
@@ -21,6 +21,7 @@ const KINDS_FOR_ACCESS: Record<ContractOperation['access'], ReadonlyArray<AnyHan
   platformAdmin: ['caller'],
   tenantMember: ['tenant', 'tenantRead'],
   tenantAdmin: ['tenant', 'tenantRead'],
+  tenantPlatformAdmin: ['tenant', 'tenantRead'],
 };
 
 /** Boot check (the types already say so): one handler per operation, of a kind its access level fits. */
@@ -69,7 +70,9 @@ async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerConte
       return call(ctx, input);
     case 'tenantRead':
     case 'tenant': {
-      if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin') throw new Error(`handler '${op.operationId}' is a tenant handler but x-access is '${op.access}'`);
+      if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin' && op.access !== 'tenantPlatformAdmin') {
+        throw new Error(`handler '${op.operationId}' is a tenant handler but x-access is '${op.access}'`);
+      }
       const access = { level: op.access, method: op.method, path: op.path };
       const header = tenantHeader(req);
       const actx = ctx as AuthenticatedContext;

@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, mapDatabaseError } from '../errors';
 import { BODY_LIMIT, bodyScanError } from './body';
+import { DECISION_PATH, decisionRefusal } from './decision';
 import { maybeStateOf } from './request-state';
 
 /** body-parser's errors, the body scan's refusals, then database errors. */
@@ -53,9 +54,14 @@ export function errorStage(rootLogger: Logger) {
     } else if (apiError.status >= 500) {
       rootLogger.warn({ request_id: requestId, err, error: apiError.error }, 'Request failed');
     }
-    const e = apiError ?? new ApiError('internal', `An unexpected error occurred; quote request id ${requestId} when reporting it.`);
+    const failure = apiError ?? new ApiError('internal', `An unexpected error occurred; quote request id ${requestId} when reporting it.`);
+    // The gateway decision refuses only with statuses gateways pass on (src/http/decision.ts),
+    // whichever stage refused (a malformed X-Tenant is refused before any operation is matched).
+    const e = req.path === DECISION_PATH ? decisionRefusal(failure) : failure;
     if (state) {
       state.error = e.error;
+      // What the client was told, so a 4xx in the log explains itself (bounded: details may quote input).
+      if (e.status < 500) state.detail = e.detail.length > 500 ? `${e.detail.slice(0, 500)}…` : e.detail;
       // A 401's reason for the access line: the detail never contains the token.
       if (e.status === 401) state.reason = e.detail;
     }

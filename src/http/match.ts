@@ -1,25 +1,83 @@
 /**
- * Stage: the request matched once, case-sensitively, to an operation of the contract. A miss
- * is not answered yet: the request is counted first (any spelling of /api), then refused.
+ * Stage: the request matched once, case-sensitively, to an operation of the contract by
+ * openapi-backend's router (./openapi.ts), with its path parameters decoded. A miss is not
+ * answered yet: the request is counted first (any spelling of /api), then refused.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Operation } from 'openapi-backend';
 import { ApiError } from '../errors';
-import { isApiPath } from './contract';
+import { isApiPath, type ContractOperation } from './contract';
+import type { ContractRouter } from './openapi';
 import { stateOf } from './request-state';
-import type { Router } from './router';
 
-export function matchStage(router: Router): RequestHandler {
+type Miss = 'notFound' | 'methodNotAllowed';
+
+/** The router's operation for `method path`, or why there is none (its 404/405 convention). */
+function routeOf(router: ContractRouter, method: string, path: string): Operation | Miss {
+  try {
+    return router.matchOperation({ method, path, headers: {} }, true);
+  } catch (err) {
+    return err instanceof Error && err.message.startsWith('405') ? 'methodNotAllowed' : 'notFound';
+  }
+}
+
+/**
+ * The path parameters of `path` under `template`, decoded; null when the path is not the
+ * template as written. The router is lenient there: it reads '//x' as '/x', and its template
+ * patterns do not escape '.' (`/.well-known/jwksXjson` would match).
+ */
+function pathParams(template: string, path: string): Record<string, string> | ApiError | null {
+  const names = template.split('/');
+  const segments = path.split('/');
+  if (names.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (!name.startsWith('{')) {
+      if (name !== segments[i]) return null;
+      continue;
+    }
+    const key = name.slice(1, -1);
+    try {
+      params[key] = decodeURIComponent(segments[i]!);
+    } catch {
+      return new ApiError('badRequest', `The path parameter '${key}' is not valid percent-encoded UTF-8.`);
+    }
+  }
+  return params;
+}
+
+export function matchStage(router: ContractRouter, operations: readonly ContractOperation[]): RequestHandler {
+  const byId = new Map(operations.map((o) => [o.operationId, o]));
+  // Methods an operation answers besides its own (x-forwarded-methods: a gateway forwards the
+  // product request's method to the decision endpoint): for each, the declared methods to try.
+  const forwardedTo = new Map<string, string[]>();
+  for (const o of operations) {
+    for (const m of o.forwardedMethods) forwardedTo.set(m, [...new Set([...(forwardedTo.get(m) ?? []), o.method])]);
+  }
+  /** The operation answering `method path`, directly or as one of its forwarded methods. */
+  const resolve = (method: string, path: string): { route: Operation | Miss; operation: ContractOperation | undefined } => {
+    const route = routeOf(router, method, path);
+    if (typeof route !== 'string') return { route, operation: byId.get(route.operationId!) };
+    for (const declared of forwardedTo.get(method) ?? []) {
+      const viaDeclared = routeOf(router, declared, path);
+      const op = typeof viaDeclared === 'string' ? undefined : byId.get(viaDeclared.operationId!);
+      if (op?.forwardedMethods.includes(method)) return { route: viaDeclared, operation: op };
+    }
+    return { route, operation: undefined };
+  };
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
-    const route = router.match(req.method, req.path);
-    if (route.kind === 'operation') {
-      state.operation = route.operation;
-      state.params = route.params;
-    } else if (route.kind === 'badParameter') {
-      state.operation = route.operation;
-      state.deferredError = route.error;
+    const { route, operation } = resolve(req.method, req.path);
+    const params = operation ? pathParams(operation.path, req.path) : null;
+    if (!operation || params === null) {
+      state.miss = typeof route === 'string' ? route : 'notFound';
+    } else if (params instanceof ApiError) {
+      state.operation = operation;
+      state.deferredError = params;
     } else {
-      state.miss = route.kind;
+      state.operation = operation;
+      state.params = params;
     }
     next();
   };

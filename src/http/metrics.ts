@@ -7,18 +7,19 @@
  *   tenant_service_http_request_duration_seconds{operation,method,status_class}   histogram
  *   tenant_service_tenant_resolutions_total{source,outcome}                        counter
  *   tenant_service_rate_limit_refusals_total{counter}                              counter
+ *   tenant_service_tenant_decisions_total{outcome}   (GET /api/tenant/decision)    counter
  *   tenant_service_db_pool_connections{state}  (used | free | pending_acquire | pending_create)
  *   tenant_service_db_pool_max                                                      gauge
  *   tenant_service_webhook_deliveries_total{outcome}                               counter
  *   process_* and nodejs_*: prom-client's default process metrics
  */
-import crypto from 'node:crypto';
 import type { Database } from '../db/tenant-scope';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ApiError } from '../errors';
 import { loadOpenApiDocument } from '../openapi-document';
 import { requestedTenant, type TenantSource } from '../tenancy/resolve';
-import type { RequestContext } from './context';
+import type { RequestContext } from '../context/request';
+import { DECISION_OUTCOMES, type DecisionOutcome } from './decision';
 
 /** One finished HTTP request, as the access line sees it (the pipeline's `observeRequest` seam). */
 export interface RequestSample {
@@ -39,6 +40,8 @@ export interface Metrics {
   /** Once per finished request; a 429 also counts a refusal of the operation's rate-limit counter. */
   observeRequest(sample: RequestSample): void;
   tenantResolution(source: TenantSource | 'none', outcome: string): void;
+  /** Once per answer of the gateway decision (src/http/decision.ts's outcomes). */
+  tenantDecision(outcome: DecisionOutcome): void;
   /** For the webhook worker: one call per delivery attempt. */
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** The exposition text. */
@@ -89,7 +92,14 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const decisions = new Counter({
+    name: 'tenant_service_tenant_decisions_total',
+    help: 'Answers of the gateway decision (GET /api/tenant/decision) by outcome: allowed, unauthorized, forbidden, rate_limited, unavailable, error.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   registerPoolGauges(registry, opts.db);
+  for (const outcome of DECISION_OUTCOMES) decisions.inc({ outcome }, 0);
   // Known labels start at zero, so rate() works from the first scrape.
   for (const outcome of ['delivered', 'retry', 'failed'] as const) deliveries.inc({ outcome }, 0);
 
@@ -110,6 +120,9 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     },
     webhookDelivery(outcome) {
       deliveries.inc({ outcome });
+    },
+    tenantDecision(outcome) {
+      decisions.inc({ outcome });
     },
     render: () => registry.metrics(),
   };
@@ -161,17 +174,6 @@ function rateLimitCounters(): Map<string, string> {
 /** The `outcome` label of a failed resolution: the error kind (missingTenant, tenantNotFound…). */
 export function resolutionOutcome(err: unknown): string {
   return err instanceof ApiError ? err.kind : 'error';
-}
-
-/**
- * The bearer check of GET /metrics when SERVICE_METRICS_TOKEN is set: constant-time comparison
- * of SHA-256 digests (equal lengths whatever the input, so the length does not leak either).
- */
-export function metricsTokenMatches(expected: string, authorization: string | undefined): boolean {
-  const m = typeof authorization === 'string' ? /^Bearer ([^\s]+)$/i.exec(authorization.trim()) : null;
-  const given = crypto.createHash('sha256').update(m ? m[1]! : '').digest();
-  const wanted = crypto.createHash('sha256').update(expected).digest();
-  return crypto.timingSafeEqual(given, wanted) && m !== null;
 }
 
 /**

@@ -29,7 +29,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { FALLBACK_COUNTER, rateLimitCounters, reachesApi, readContractOperations, type ContractOperation } from './contract';
 import { stateOf } from './request-state';
-import type { RateLimiter } from './services';
+import type { RateLimiter } from '../context/app-services';
 
 /** One counter of the contract (`x-rate-limit`): every operation naming it shares its count per caller. */
 export interface RateLimitRule {
@@ -56,7 +56,7 @@ export function rulesFromContract(operations: readonly ContractOperation[] = rea
 /** `POST /api/setup/tenant`; several paths or a templated one end in `*` at their common prefix. */
 function describeScope(name: string, ops: readonly ContractOperation[]): string {
   if (name === FALLBACK_COUNTER) return 'any other /api endpoint';
-  const methods = [...new Set(ops.map((o) => o.method))].join('/');
+  const methods = [...new Set(ops.flatMap((o) => [o.method, ...o.forwardedMethods]))].join('/');
   let prefix = ops[0]!.path;
   for (const op of ops) {
     let i = 0;
@@ -343,6 +343,15 @@ async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledE
   };
 }
 
+/** The counters whose limit a variable may change: the gateway decision's, asked on every product request. */
+function withConfiguredLimits(rules: ReadonlyMap<string, RateLimitRule>, config: Config): ReadonlyMap<string, RateLimitRule> {
+  const decision = rules.get('decision');
+  if (!decision || config.rateLimitDecisionPerMinute === null || decision.window !== 'minute') return rules;
+  const out = new Map(rules);
+  out.set('decision', Object.freeze({ ...decision, limit: config.rateLimitDecisionPerMinute }));
+  return out;
+}
+
 /**
  * Builds the rate limiter: one express-rate-limit instance per counter of the contract, all on
  * Redis when SERVICE_REDIS_URL is set (connecting first; degraded if it is unreachable), else in
@@ -353,7 +362,7 @@ export async function createRateLimiter(
   logger: Logger,
   operations: readonly ContractOperation[] = readContractOperations(),
 ): Promise<RateLimiter> {
-  const rules = rulesFromContract(operations);
+  const rules = withConfiguredLimits(rulesFromContract(operations), config);
   const errorLog = new ThrottledErrorLog(logger.child({ component: 'rate-limit-store' }), ERROR_LOG_INTERVAL_MS);
   const backend = config.redisUrl ? await redisBackend(config, logger, errorLog) : memoryBackend();
   const limiterLogger: RateLimitLogger = {

@@ -6,9 +6,10 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/verify';
+import type { Caller } from '../context/claims';
 import type { ContractOperation } from './contract';
-import type { AppServices } from './services';
+import { DECISION_PATH, decisionOutcome } from './decision';
+import type { AppServices } from '../context/app-services';
 import type { ValidatedInput } from './validate';
 
 export class RequestState {
@@ -26,8 +27,9 @@ export class RequestState {
   params: Record<string, string> = {};
   /** The validated, coerced input of the matched operation (the validate stage). */
   input: ValidatedInput | null = null;
-  /** Set by the error stage: the error string and (for 401s) the reason, for the access line. */
+  /** Set by the error stage: the error string, (for 4xx) its detail and (for 401s) the reason, for the access line. */
   error: string | null = null;
+  detail: string | null = null;
   reason: string | null = null;
 
   constructor(
@@ -109,9 +111,11 @@ function writeAccessLine(this: Response): void {
     subject: state.caller?.subject,
     ip: state.clientIp(req) ?? undefined,
     error: state.error ?? undefined,
+    detail: state.detail ?? undefined,
     reason: state.reason ?? undefined,
   };
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
   else state.logger.info(line, 'request completed');
   state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs });
+  if (req.path === DECISION_PATH) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
 }

@@ -22,11 +22,13 @@ export interface InvitationMail {
 }
 
 export interface Mailer {
+  /** False without SERVICE_SMTP_URL and SERVICE_MAIL_FROM: every send is `not_configured`. */
+  readonly configured: boolean;
   sendInvitation(mail: InvitationMail, log: Logger): Promise<Delivery>;
   close(): void;
 }
 
-/** Bounds on one delivery, so a hung SMTP server cannot hold a request (and its transaction). */
+/** Bounds on one delivery, so a hung SMTP server cannot hold a request for long (it holds no transaction: mail goes out after commit). */
 const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 15_000 };
 
 const escapeHtml = (s: string): string =>
@@ -79,10 +81,11 @@ export function smtpOptions(smtpUrl: string): Parameters<typeof nodemailer.creat
 /** A mailer for the configuration; without SMTP settings every send is `not_configured`. */
 export function createMailer(smtpUrl: string | null, from: string | null): Mailer {
   if (smtpUrl === null || from === null) {
-    return { sendInvitation: async () => 'not_configured', close: () => undefined };
+    return { configured: false, sendInvitation: async () => 'not_configured', close: () => undefined };
   }
   let transport: Transporter | null = null;
   return {
+    configured: true,
     async sendInvitation(mail, log) {
       try {
         transport ??= nodemailer.createTransport(smtpOptions(smtpUrl));

@@ -44,7 +44,7 @@ export function tokenRole(value: unknown): 'admin' | 'member' {
 
 /** The operation's tenant access level (x-access), with what names it in a refusal. */
 export interface TenantAccess {
-  readonly level: 'tenantMember' | 'tenantAdmin';
+  readonly level: 'tenantMember' | 'tenantAdmin' | 'tenantPlatformAdmin';
   readonly method: string;
   readonly path: string;
 }
@@ -141,6 +141,10 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
     }
   } else if (fromToken !== null && fromToken !== role) {
     role = setRole = fromToken;
+  }
+  // Adding a person directly is the operator's act: a tenant's own admins invite instead.
+  if (access.level === 'tenantPlatformAdmin' && !caller.isPlatformAdmin) {
+    return refuse(new ApiError('forbidden', `Only platform admins may call ${access.method} ${access.path}, not the tenant's own admins.`));
   }
   if (access.level === 'tenantAdmin' && role !== 'admin' && !caller.isPlatformAdmin) {
     return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));

@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
-import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../http/context';
+import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../context/request';
 import { followTokenRole, insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';

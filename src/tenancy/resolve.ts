@@ -4,17 +4,10 @@
  * that slug (exists, active, membership) happens in the request's transaction.
  */
 import { parse as parseDomain } from 'tldts';
+import { normalizeClaimValue, readClaim, type TenantSource } from '../context/claims';
 import { isPublicMailDomain } from './mail-domains';
 
-export type TenantSource =
-  | 'organization_id_claim'
-  | 'custom_claim'
-  | 'tenant_claim'
-  | 'organization_claim'
-  | 'namespace_claim'
-  | 'header'
-  | 'email_domain'
-  | 'single_tenant';
+export { normalizeClaimValue, readClaim, type TenantSource };
 
 /** Sources 1–4: a tenant asserted by the identity provider by name. */
 export const CLAIM_SOURCES: ReadonlySet<TenantSource> = new Set(['custom_claim', 'tenant_claim', 'organization_claim', 'namespace_claim']);
@@ -89,53 +82,6 @@ export function claimedOrganizationIds(value: unknown, objectsOnly = false): str
     if (id !== null && !out.includes(id)) out.push(id);
   }
   return out;
-}
-
-/**
- * Normalizes a claim value to a slug: lowercase, runs outside [a-z0-9] become one `-`, no
- * leading or trailing `-`. Objects use `slug`, then `name`, then `id`; arrays their first
- * usable element. Returns null when nothing usable remains.
- */
-export function normalizeClaimValue(value: unknown, depth = 0): string | null {
-  if (depth > 3 || value === null || value === undefined) return null;
-  if (typeof value === 'string') {
-    const slug = value
-      .normalize('NFKD')
-      .replace(/[\u0300-\u036f]/g, '')
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '');
-    return slug === '' ? null : slug.slice(0, TENANT_HEADER_MAX).replace(/-+$/, '');
-  }
-  if (typeof value === 'number' && Number.isFinite(value)) return normalizeClaimValue(String(value), depth + 1);
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const s = normalizeClaimValue(item, depth + 1);
-      if (s) return s;
-    }
-    return null;
-  }
-  if (typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    for (const key of ['slug', 'name', 'id']) {
-      if (Object.prototype.hasOwnProperty.call(o, key)) {
-        const s = normalizeClaimValue(o[key], depth + 1);
-        if (s) return s;
-      }
-    }
-  }
-  return null;
-}
-
-/** Reads a claim by name, or by dot path (`realm_access.roles`) when the name is not a key. */
-export function readClaim(claims: Readonly<Record<string, unknown>>, name: string): unknown {
-  if (Object.prototype.hasOwnProperty.call(claims, name)) return claims[name];
-  let cur: unknown = claims;
-  for (const part of name.split('.')) {
-    if (!cur || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
-    cur = (cur as Record<string, unknown>)[part];
-  }
-  return cur;
 }
 
 /**

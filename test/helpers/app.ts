@@ -11,9 +11,9 @@ import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import type { AuthenticatorOptions } from '../../src/auth/verify';
-import type { AppServices } from '../../src/http/services';
+import type { AppServices } from '../../src/context/app-services';
 import { createLogger } from '../../src/logger';
-import { buildServices, closeServices } from '../../src/services';
+import { buildServices, closeServices } from '../../src/build-services';
 
 export interface TestApp {
   app: Express;

@@ -21,9 +21,35 @@ export interface PgBouncer {
 
 const asRoot = () => os.userInfo().uid === 0;
 
-async function waitForPort(port: number, deadline: number, child: ChildProcess, log: string): Promise<void> {
+/**
+ * The pgbouncer binary: PGBOUNCER_BIN when set (only that), else the first `pgbouncer` on PATH,
+ * else Debian's /usr/sbin/pgbouncer (outside a non-root user's PATH); null when none exists.
+ */
+export function pgbouncerBinary(): string | null {
+  const executable = (f: string) => {
+    try {
+      fs.accessSync(f, fs.constants.X_OK);
+      return fs.statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (process.env.PGBOUNCER_BIN) return executable(process.env.PGBOUNCER_BIN) ? process.env.PGBOUNCER_BIN : null;
+  const candidates = [...(process.env.PATH ?? '').split(':').filter(Boolean).map((d) => path.join(d, 'pgbouncer')), '/usr/sbin/pgbouncer'];
+  return candidates.find(executable) ?? null;
+}
+
+/** Why no PgBouncer can be started here, as one sentence that says what to do. */
+export function pgbouncerMissing(): string {
+  return process.env.PGBOUNCER_BIN
+    ? `pgbouncer not found at PGBOUNCER_BIN=${process.env.PGBOUNCER_BIN}: point PGBOUNCER_BIN at the pgbouncer binary, or unset it`
+    : 'pgbouncer not found on PATH or at /usr/sbin/pgbouncer: install it (apt-get install pgbouncer) or set PGBOUNCER_BIN';
+}
+
+async function waitForPort(port: number, deadline: number, child: ChildProcess, log: string, output: () => string): Promise<void> {
+  const why = () => [fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim() : '', output().trim()].filter(Boolean).join('\n') || 'no output';
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : ''}`);
+    if (child.exitCode !== null) throw new Error(`pgbouncer exited (${child.exitCode}): ${why()}`);
     const ok = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => {
         s.end();
@@ -32,13 +58,15 @@ async function waitForPort(port: number, deadline: number, child: ChildProcess, 
       s.on('error', () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`pgbouncer did not listen on ${port}: ${fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : ''}`);
+    if (Date.now() > deadline) throw new Error(`pgbouncer did not listen on ${port}: ${why()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Starts PgBouncer (transaction mode, auth_type any) forwarding every database to `serverUrl`'s host. */
 export async function startPgBouncer(serverUrl: string, opts: { poolSize?: number } = {}): Promise<PgBouncer> {
+  const bin = pgbouncerBinary();
+  if (!bin) throw new Error(pgbouncerMissing());
   const server = new URL(serverUrl);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenant-service-pgbouncer-'));
   fs.chmodSync(dir, 0o777);
@@ -65,10 +93,19 @@ logfile = ${log}
 pidfile = ${path.join(dir, 'pgbouncer.pid')}
 `,
   );
-  const bin = process.env.PGBOUNCER_BIN ?? '/usr/sbin/pgbouncer';
   // PgBouncer refuses to run as root.
-  const child = asRoot() ? spawn('runuser', ['-u', 'postgres', '--', bin, ini], { stdio: 'ignore' }) : spawn(bin, [ini], { stdio: 'ignore' });
-  await waitForPort(port, Date.now() + 15_000, child, log);
+  const stdio: ['ignore', 'ignore', 'pipe'] = ['ignore', 'ignore', 'pipe'];
+  const child = asRoot() ? spawn('runuser', ['-u', 'postgres', '--', bin, ini], { stdio }) : spawn(bin, [ini], { stdio });
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => (output = (output + d.toString('utf8')).slice(-4000)));
+  child.once('error', (e) => (output += `${e.message}\n`));
+  try {
+    await waitForPort(port, Date.now() + 15_000, child, log, () => output);
+  } catch (err) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     port,
     via(url: string) {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+export const ROOT = path.resolve(__dirname, '..', '..');
 export const SERVER_ENTRY = path.join(ROOT, 'dist', 'src', 'server.js');
 
 let built: Promise<void> | null = null;
@@ -76,15 +76,16 @@ export interface ServerProcess {
 
 /**
  * Starts the compiled server with exactly `env` (plus PATH and HOME); nothing of the test
- * process's SERVICE_* variables leaks in. `command` replaces `node dist/src/server.js` (e.g. `npm start`).
+ * process's SERVICE_* variables leaks in. `command` replaces `node dist/src/server.js` (e.g. `npm start`),
+ * run in `command.cwd` (default: this checkout).
  */
 export function startServerProcess(
   port: number,
   env: Record<string, string>,
-  command: { file: string; args: string[] } = { file: process.execPath, args: [SERVER_ENTRY] },
+  command: { file: string; args: string[]; cwd?: string } = { file: process.execPath, args: [SERVER_ENTRY] },
 ): ServerProcess {
   const proc = spawn(command.file, command.args, {
-    cwd: ROOT,
+    cwd: command.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -163,4 +164,41 @@ export async function waitUntilReady(server: ServerProcess, boundMs: number): Pr
 export async function stopServer(server: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (server.proc.exitCode === null && server.proc.signalCode === null) server.proc.kill(signal);
   return server.exited;
+}
+
+/** `npm start --silent` in `cwd` (default: this checkout), with the npm that runs the tests. */
+export function npmStartCommand(cwd: string = ROOT): { file: string; args: string[]; cwd: string } {
+  const cli = process.env.npm_execpath;
+  if (cli && cli.endsWith('npm-cli.js') && fs.existsSync(cli)) return { file: process.execPath, args: [cli, 'start', '--silent'], cwd };
+  return { file: 'npm', args: ['start', '--silent'], cwd };
+}
+
+/** Process ids whose parent is `pid` (from /proc; Linux only, like the rest of the suite). */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …; comm may contain spaces and parentheses: split after the last ')'.
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** Process ids whose command line contains `text`. */
+export function pidsWithArg(text: string): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').some((a) => a.includes(text))) out.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
 }

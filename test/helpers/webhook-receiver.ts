@@ -18,6 +18,11 @@ export interface Receiver {
   readonly received: Received[];
   /** Chooses the answer to the n-th request (0-based); default 200. */
   respond(fn: (n: number, r: Received) => Answer): void;
+  /** Requests answered by nobody yet (hanging or being read) right now, and the most ever at once. */
+  readonly inFlight: () => number;
+  readonly maxInFlight: () => number;
+  /** Ends every hanging request (its client sees the connection drop). */
+  releaseHanging(): void;
   /** Resolves once `count` requests have arrived (bounded by `boundMs`, then rejects). */
   waitFor(count: number, boundMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -27,7 +32,15 @@ export async function startReceiver(): Promise<Receiver> {
   const received: Received[] = [];
   let answer: (n: number, r: Received) => Answer = () => 200;
   const hanging = new Set<http.ServerResponse>();
+  let open = 0;
+  let maxOpen = 0;
   const server = http.createServer((req, res) => {
+    open += 1;
+    maxOpen = Math.max(maxOpen, open);
+    res.once('close', () => {
+      open -= 1;
+      hanging.delete(res);
+    });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -54,6 +67,11 @@ export async function startReceiver(): Promise<Receiver> {
     received,
     respond(fn) {
       answer = fn;
+    },
+    inFlight: () => open,
+    maxInFlight: () => maxOpen,
+    releaseHanging() {
+      for (const res of [...hanging]) res.destroy();
     },
     async waitFor(count, boundMs = 60_000) {
       const deadline = Date.now() + boundMs;

@@ -10,12 +10,13 @@ import * as registration from '../../src/handlers/registration';
 import * as setup from '../../src/handlers/setup';
 import * as audit from '../../src/handlers/audit';
 import * as tenant from '../../src/handlers/tenant';
+import * as decision from '../../src/handlers/decision';
 import * as events from '../../src/handlers/events';
 import * as webhooks from '../../src/handlers/webhooks';
 import * as invitations from '../../src/handlers/invitations';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...audit, ...registration, ...tenant, ...boards, ...invitations, ...events, ...webhooks };
+const complete = { ...health, ...setup, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

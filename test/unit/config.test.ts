@@ -36,6 +36,26 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: 'a year' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
   });
 
+  it('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: off unless turned on', () => {
+    expect(loadConfig({}).webhookAllowPrivateNetworks).toBe(false);
+    expect(loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }).webhookAllowPrivateNetworks).toBe(true);
+    expect(() => loadConfig({ SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'sometimes' })).toThrow(/SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS/);
+  });
+
+  it('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the contract limit unless set', () => {
+    expect(loadConfig({}).rateLimitDecisionPerMinute).toBeNull();
+    expect(loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '20000' }).rateLimitDecisionPerMinute).toBe(20000);
+    expect(() => loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '0' })).toThrow(/SERVICE_RATE_LIMIT_DECISION_PER_MINUTE/);
+    expect(() => loadConfig({ SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: 'lots' })).toThrow(/SERVICE_RATE_LIMIT_DECISION_PER_MINUTE/);
+  });
+
+  it('SERVICE_EVENT_SETTINGS_KEYS: the keys whose values events copy, `none` for none', () => {
+    expect(loadConfig({}).eventSettingsKeys).toEqual(['admin_email', 'billing_plan', 'features']);
+    expect(loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: ' theme, billing_plan ,,theme' }).eventSettingsKeys).toEqual(['theme', 'billing_plan']);
+    expect(loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: 'none' }).eventSettingsKeys).toEqual([]);
+    expect(() => loadConfig({ SERVICE_EVENT_SETTINGS_KEYS: 'x'.repeat(256) })).toThrow(/SERVICE_EVENT_SETTINGS_KEYS/);
+  });
+
   it('SERVICE_DATABASE_PREPARED_STATEMENTS: on unless turned off', () => {
     expect(loadConfig({}).databasePreparedStatements).toBe(true);
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
@@ -172,5 +192,13 @@ describe('membership and invitation settings', () => {
     expect(msg).not.toContain('secret');
     expect(() => loadConfig({ SERVICE_SMTP_URL: 'smtp://127.0.0.1:2525' })).toThrow(/SERVICE_MAIL_FROM: required/);
     expect(() => loadConfig({ SERVICE_MAIL_FROM: 'not an address' })).toThrow(/SERVICE_MAIL_FROM/);
+  });
+
+  it('SERVICE_DATABASE_QUERY_TIMEOUT_MS: 5 s by default, an integer of milliseconds from 100', () => {
+    expect(loadConfig({}).databaseQueryTimeoutMs).toBe(5_000);
+    expect(loadConfig({ SERVICE_DATABASE_QUERY_TIMEOUT_MS: '2500' }).databaseQueryTimeoutMs).toBe(2_500);
+    for (const bad of ['0', '99', '5s', '-1', '600001']) {
+      expect(() => loadConfig({ SERVICE_DATABASE_QUERY_TIMEOUT_MS: bad })).toThrow(/SERVICE_DATABASE_QUERY_TIMEOUT_MS: expected an integer from 100 to 600000/);
+    }
   });
 });

@@ -3,7 +3,7 @@
  * the tolerance, in whole seconds as jsonwebtoken counts them) and only under the key set it was
  * verified with; bounded by entries, oldest first; size 0 keeps nothing.
  */
-import type { Caller } from '../../src/auth/verify';
+import type { Caller } from '../../src/context/claims';
 import { VerifiedTokenCache } from '../../src/auth/token-cache';
 
 const caller = (subject: string): Caller => ({ issuer: 'iss', subject, email: null, emailVerified: null, name: null, isPlatformAdmin: false, claims: { sub: subject } });

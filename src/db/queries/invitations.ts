@@ -4,7 +4,7 @@
  * token hash belongs to (and nothing else) for a caller who has no tenant yet.
  */
 import type { Knex } from 'knex';
-import { InvitationRow, type TenantRow, type UserRow } from '../models';
+import { InvitationRow, type TenantRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 import { withPlatformRead } from '../tenant-scope';
 
@@ -37,6 +37,8 @@ export interface NewInvitationRow {
   ttlHours: number;
   invitedBy: string | null;
   invitedByEmail: string | null;
+  /** What `delivery` reads until the mail has been sent. */
+  delivery: InvitationRow['delivery'];
 }
 
 export async function insertInvitation(trx: Knex.Transaction, tenantId: string, inv: NewInvitationRow): Promise<InvitationRow> {
@@ -49,14 +51,28 @@ export async function insertInvitation(trx: Knex.Transaction, tenantId: string, 
       expires_at: trx.raw('now() + make_interval(hours => ?)', [inv.ttlHours]),
       invited_by: inv.invitedBy,
       invited_by_email: inv.invitedByEmail,
+      delivery: inv.delivery,
     })
     .returning('*')) as InvitationRow[];
   return row!;
 }
 
-export async function setDelivery(trx: Knex.Transaction, tenantId: string, id: string, delivery: InvitationRow['delivery']): Promise<InvitationRow> {
-  const [row] = (await trx('invitations').where({ tenant_id: tenantId, id }).update({ delivery, updated_at: trx.fn.now() }).returning('*')) as InvitationRow[];
-  return row!;
+/**
+ * Records how the mail of the invitation's current token went; undefined (nothing changed) when
+ * the invitation is gone or has been resent with another token since.
+ */
+export async function setDelivery(
+  trx: Knex.Transaction,
+  tenantId: string,
+  id: string,
+  tokenHash: string,
+  delivery: InvitationRow['delivery'],
+): Promise<InvitationRow | undefined> {
+  const [row] = (await trx('invitations')
+    .where({ tenant_id: tenantId, id, token_hash: tokenHash })
+    .update({ delivery, updated_at: trx.fn.now() })
+    .returning('*')) as InvitationRow[];
+  return row;
 }
 
 /** The invitation, locked for a change; undefined when absent. */
@@ -70,12 +86,20 @@ export async function findInvitationByTokenForUpdate(trx: Knex.Transaction, tena
 }
 
 /** A new token and expiry; the invitation is pending again. */
-export async function renewInvitation(trx: Knex.Transaction, tenantId: string, id: string, tokenHash: string, ttlHours: number): Promise<InvitationRow> {
+export async function renewInvitation(
+  trx: Knex.Transaction,
+  tenantId: string,
+  id: string,
+  tokenHash: string,
+  ttlHours: number,
+  delivery: InvitationRow['delivery'],
+): Promise<InvitationRow> {
   const [row] = (await trx('invitations')
     .where({ tenant_id: tenantId, id })
     .update({
       token_hash: tokenHash,
       status: 'pending',
+      delivery,
       expires_at: trx.raw('now() + make_interval(hours => ?)', [ttlHours]),
       updated_at: trx.fn.now(),
     })
@@ -89,6 +113,17 @@ export async function markRevoked(trx: Knex.Transaction, tenantId: string, id: s
     .update({ status: 'revoked', revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
     .returning('*')) as InvitationRow[];
   return row!;
+}
+
+/**
+ * Revokes the invitations `userId` sent that are still pending (the inviter stopped being an
+ * admin). Runs after the membership locks (src/db/queries/members.ts: lock order).
+ */
+export async function revokePendingSentBy(trx: Knex.Transaction, tenantId: string, userId: string): Promise<InvitationRow[]> {
+  return (await trx('invitations')
+    .where({ tenant_id: tenantId, invited_by: userId, status: 'pending' })
+    .update({ status: 'revoked', revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
+    .returning('*')) as InvitationRow[];
 }
 
 export async function markAccepted(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<InvitationRow> {
@@ -149,18 +184,13 @@ export async function lockTenantForKeyShare(trx: Knex.Transaction, tenantId: str
   return (await trx('tenants').where({ id: tenantId }).forKeyShare().first()) as TenantRow | undefined;
 }
 
-/** Adds the accepting caller as a member; undefined when they already are one. */
-export async function insertMemberIfAbsent(
-  trx: Knex.Transaction,
-  tenantId: string,
-  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
-): Promise<UserRow | undefined> {
-  const rows = (await trx('users')
-    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
-    .onConflict(['tenant_id', 'issuer', 'subject'])
-    .ignore()
-    .returning('*')) as Array<UserRow>;
-  return rows[0];
+/** Adding the accepting caller is a users-table query (./members.ts). */
+export { insertMemberIfAbsent } from './members';
+
+/** The role of a member (plain read, no lock); undefined when the member is gone. */
+export async function roleOfMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<'admin' | 'member' | undefined> {
+  const row = (await trx('users').where({ tenant_id: tenantId, id: userId }).first('role')) as { role: 'admin' | 'member' } | undefined;
+  return row?.role;
 }
 
 export async function findMemberByIdentity(trx: Knex.Transaction, tenantId: string, issuer: string, subject: string): Promise<{ id: string } | undefined> {

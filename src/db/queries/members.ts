@@ -1,6 +1,11 @@
 /**
- * Member rows for role changes and removal: the locks that keep "at least one admin" true
- * under concurrency. Called with the request's tenant transaction.
+ * Member rows for role changes, removal and leaving: the locks that keep "at least one admin"
+ * true under concurrency. Called with the request's tenant transaction.
+ *
+ * Lock order, the same for every membership change so two of them cannot wait for each other
+ * in a cycle: (1) a member row about to be deleted, FOR UPDATE (this waits for that member's
+ * in-flight requests, which hold their row FOR KEY SHARE); (2) the tenant's admin rows, FOR NO
+ * KEY UPDATE in id order; (3) the target row; (4) the invitations the member sent.
  */
 import type { Knex } from 'knex';
 import type { UserRow } from '../models';
@@ -21,18 +26,57 @@ export async function findMemberForUpdate(trx: Knex.Transaction, tenantId: strin
   return (await trx('users').where({ tenant_id: tenantId, id: userId }).forNoKeyUpdate().first()) as UserRow | undefined;
 }
 
+/**
+ * Locks the member row that is about to be deleted (FOR UPDATE): waits for the member's
+ * in-flight requests to end, before any admin row is locked. Undefined when absent.
+ */
+export async function lockMemberForDelete(trx: Knex.Transaction, tenantId: string, userId: string): Promise<UserRow | undefined> {
+  return (await trx('users').where({ tenant_id: tenantId, id: userId }).forUpdate().first()) as UserRow | undefined;
+}
+
+/**
+ * The inviting admin's row, locked FOR SHARE (a demotion or removal of that admin waits for the
+ * invitation to commit, then revokes it; or the invitation waits and sees the new role).
+ * Undefined when the member is gone.
+ */
+export async function lockInviter(trx: Knex.Transaction, tenantId: string, userId: string): Promise<Pick<UserRow, 'id' | 'role'> | undefined> {
+  return (await trx('users').where({ tenant_id: tenantId, id: userId }).forShare().first('id', 'role')) as Pick<UserRow, 'id' | 'role'> | undefined;
+}
+
 export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: 'admin' | 'member'): Promise<UserRow> {
   const [row] = (await trx('users').where({ tenant_id: tenantId, id: userId }).update({ role }).returning('*')) as UserRow[];
   return row!;
 }
 
 /** Deletes the member; waits for the member's in-flight requests (their FOR KEY SHARE) to end. */
+/** Adds a member; undefined when the subject of this issuer already is one. */
+export async function insertMemberIfAbsent(
+  trx: Knex.Transaction,
+  tenantId: string,
+  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
+): Promise<UserRow | undefined> {
+  const rows = (await trx('users')
+    .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
+    .onConflict(['tenant_id', 'issuer', 'subject'])
+    .ignore()
+    .returning('*')) as Array<UserRow>;
+  return rows[0];
+}
+
 export async function deleteMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<number> {
   return trx('users').where({ tenant_id: tenantId, id: userId }).delete();
 }
 
-/** True when a member of the tenant has this email (case-insensitive). */
-export async function memberWithEmailExists(trx: Knex.Transaction, tenantId: string, email: string): Promise<boolean> {
-  const row = await trx('users').where({ tenant_id: tenantId }).whereRaw('lower(email) = lower(?)', [email]).first('id');
+/**
+ * The comparison key of a stored email, in SQL: trimmed, Unicode NFKC, lower case; compared
+ * with `emailKey()` of the other address (src/domain/email.ts). normalize() needs a UTF8
+ * database; on any other encoding the key is trimmed and lower-cased only.
+ */
+const TRIMMED = "btrim(email, E' \\t\\n\\r\\f\\x0B')";
+export const EMAIL_KEY_SQL = `lower(case when current_setting('server_encoding') = 'UTF8' then normalize(${TRIMMED}, NFKC) else ${TRIMMED} end)`;
+
+/** True when a member of the tenant has this email (`key` is its emailKey). */
+export async function memberWithEmailExists(trx: Knex.Transaction, tenantId: string, key: string): Promise<boolean> {
+  const row = await trx('users').where({ tenant_id: tenantId }).whereRaw(`${EMAIL_KEY_SQL} = ?`, [key]).first('id');
   return row !== undefined;
 }

@@ -53,9 +53,13 @@ export async function selectWebhookEndpoints(db: Knex | Knex.Transaction): Promi
   return (await db('webhook_endpoints').select('*').orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(1000)) as WebhookEndpointRow[];
 }
 
+/**
+ * One endpoint; with `forUpdate`, locked against other admins' changes to it (FOR NO KEY UPDATE:
+ * no writer of events ever locks an endpoint row, see migration 007).
+ */
 export async function selectWebhookEndpoint(db: Knex | Knex.Transaction, id: string, forUpdate = false): Promise<WebhookEndpointRow | undefined> {
   const q = db('webhook_endpoints').where({ id }).first();
-  if (forUpdate) q.forUpdate();
+  if (forUpdate) q.forNoKeyUpdate();
   return (await q) as WebhookEndpointRow | undefined;
 }
 
@@ -71,9 +75,46 @@ export async function updateWebhookEndpoint(
   return row!;
 }
 
-/** Deletes the endpoint; its deliveries (pending ones included) go with it. */
+/**
+ * Deletes the endpoint row only: its deliveries are never sent again (claims join the endpoint)
+ * and are removed afterwards by deleteOrphanDeliveries, in batches outside this transaction.
+ */
 export async function deleteWebhookEndpoint(trx: Knex.Transaction, id: string): Promise<number> {
   return trx('webhook_endpoints').where({ id }).delete();
+}
+
+/**
+ * Deletes up to `batch` deliveries (with their attempts) of `webhookId` if that endpoint no
+ * longer exists. Rows a worker holds are skipped, never waited for; they go in a later batch.
+ * Returns how many were deleted.
+ */
+export async function deleteOrphanDeliveries(db: Knex | Knex.Transaction, webhookId: string, batch: number): Promise<number> {
+  const r = await db.raw<{ rowCount: number }>(
+    `delete from webhook_deliveries where id = any(array(
+       select d.id from webhook_deliveries d
+        where d.webhook_id = ? and not exists (select 1 from webhook_endpoints w where w.id = ?)
+        limit ? for update skip locked))`,
+    [webhookId, webhookId, batch],
+  );
+  return r.rowCount;
+}
+
+/**
+ * Ids of deleted endpoints that still have deliveries (a delete's cleanup was cut short, or an
+ * event written while the endpoint was being deleted). One index probe per distinct endpoint.
+ */
+export async function selectOrphanWebhookIds(db: Knex | Knex.Transaction): Promise<string[]> {
+  const r = await db.raw<{ rows: Array<{ webhook_id: string }> }>(
+    `with recursive ids as (
+       (select webhook_id from webhook_deliveries order by webhook_id limit 1)
+       union all
+       select (select d.webhook_id from webhook_deliveries d where d.webhook_id > ids.webhook_id order by d.webhook_id limit 1)
+         from ids where ids.webhook_id is not null
+     )
+     select webhook_id from ids
+      where webhook_id is not null and not exists (select 1 from webhook_endpoints w where w.id = ids.webhook_id)`,
+  );
+  return r.rows.map((x) => x.webhook_id);
 }
 
 /** One page of an endpoint's deliveries, newest first, each row with `cursor_ts`. */
@@ -116,6 +157,7 @@ export async function selectAttempts(db: Knex | Knex.Transaction, deliveryIds: r
 /** A due delivery claimed by the worker: locked until `trx` ends, skipped by every other worker. */
 export interface ClaimedDelivery {
   id: string;
+  webhook_id: string;
   event_id: string;
   attempts: number;
   payload: unknown;
@@ -123,21 +165,48 @@ export interface ClaimedDelivery {
   secret: string;
 }
 
+// Advisory lock class of the per-endpoint in-flight slots: (CLASS + slot, hashtext(webhook id)).
+const ENDPOINT_SLOT_LOCK_CLASS = 0x57_48_00_00;
+
 /**
- * Locks the oldest due pending delivery of an enabled endpoint (FOR UPDATE SKIP LOCKED: a row
- * another instance holds is skipped, never waited for). The lock lasts until `trx` ends, so if
- * this process dies mid-attempt the row is pending and free again the moment its connection drops.
+ * Claims the most overdue delivery of an enabled endpoint that has a free in-flight slot, or
+ * returns null. Per endpoint, at most `perEndpoint` deliveries are in flight across every
+ * instance sharing the database: a slot is a transaction-level advisory lock on (slot, endpoint),
+ * held with the delivery's row lock (FOR UPDATE SKIP LOCKED) until `trx` ends, so both go the
+ * moment an instance's connection drops. `skip` lists endpoints this instance already keeps busy.
  */
-export async function claimDueDelivery(trx: Knex.Transaction): Promise<ClaimedDelivery | null> {
-  const r = await trx.raw<{ rows: ClaimedDelivery[] }>(
-    `select d.id, d.event_id, d.attempts, d.payload, w.url, w.secret
-       from webhook_deliveries d join webhook_endpoints w on w.id = d.webhook_id
-      where d.status = 'pending' and d.next_attempt_at <= now() and w.enabled
-      order by d.next_attempt_at, d.id
-      limit 1
-      for update of d skip locked`,
+export async function claimDueDelivery(trx: Knex.Transaction, opts: { perEndpoint: number; skip: readonly string[] }): Promise<ClaimedDelivery | null> {
+  // Endpoints with a due delivery, most overdue first: one index probe each (there are few).
+  const candidates = await trx.raw<{ rows: Array<{ id: string; url: string; secret: string }> }>(
+    `select w.id, w.url, w.secret
+       from webhook_endpoints w
+       cross join lateral (
+         select d.next_attempt_at from webhook_deliveries d
+          where d.webhook_id = w.id and d.status = 'pending'
+          order by d.next_attempt_at, d.id limit 1) n
+      where w.enabled and n.next_attempt_at <= now() and not (w.id = any(string_to_array(?, ',')::uuid[]))
+      order by n.next_attempt_at, w.id
+      limit 20`,
+    [opts.skip.join(',')],
   );
-  return r.rows[0] ?? null;
+  for (const w of candidates.rows) {
+    for (let slot = 0; slot < opts.perEndpoint; slot++) {
+      const lock = await trx.raw<{ rows: Array<{ ok: boolean }> }>('select pg_try_advisory_xact_lock(?::int, hashtext(?::text)) as ok', [ENDPOINT_SLOT_LOCK_CLASS + slot, w.id]);
+      if (!lock.rows[0]!.ok) continue;
+      const d = await trx.raw<{ rows: Array<Pick<ClaimedDelivery, 'id' | 'event_id' | 'attempts' | 'payload'>> }>(
+        `select d.id, d.event_id, d.attempts, d.payload from webhook_deliveries d
+          where d.webhook_id = ? and d.status = 'pending' and d.next_attempt_at <= now()
+          order by d.next_attempt_at, d.id
+          limit 1
+          for update skip locked`,
+        [w.id],
+      );
+      const row = d.rows[0];
+      if (row) return { ...row, webhook_id: w.id, url: w.url, secret: w.secret };
+      break; // nothing claimable here after all (taken meanwhile): try the next endpoint
+    }
+  }
+  return null;
 }
 
 /** Stores one attempt and moves the delivery on: delivered, failed, or pending until `nextRetryAt`. */

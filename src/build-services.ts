@@ -7,7 +7,7 @@ import type { Config } from './config';
 import type { Database } from './db/tenant-scope';
 import { createMetrics } from './http/metrics';
 import { createRateLimiter } from './http/rate-limit';
-import type { AppServices } from './http/services';
+import type { AppServices } from './context/app-services';
 import { createMailer } from './mail/invitation-mail';
 
 export interface BuildServicesOptions {

@@ -1,12 +1,12 @@
 /**
  * The typed request context handed to every handler: no hidden globals for auth or tenant.
+ * Part of the neutral module (src/context) that every layer may read.
  */
 import type { Logger } from 'pino';
-import type { Caller } from '../auth/verify';
+import type { Caller, TenantSource } from './claims';
 import type { Config } from '../config';
 import type { Transaction } from '../db/tenant-scope';
-import type { TenantSource } from '../tenancy/resolve';
-import type { AppServices } from './services';
+import type { AppServices } from './app-services';
 
 export interface RequestContext {
   readonly requestId: string;

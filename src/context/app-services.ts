@@ -1,6 +1,7 @@
 /**
- * What the app is built from, besides its Config: created by server.ts (or a test) and passed
- * to createApp.
+ * What the app is built from, besides its Config: created by src/build-services.ts (or a test)
+ * and passed to createApp; handlers read it as `ctx.services`. Part of the neutral module
+ * (src/context): it names other layers' types, never imports their code (`import type` only).
  */
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
@@ -8,7 +9,7 @@ import type { LocalKeys } from '../auth/local-keys';
 import type { AuthenticatorOptions } from '../auth/verify';
 import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';
-import type { Metrics } from './metrics';
+import type { Metrics } from '../http/metrics';
 
 /** The rate limits of SPEC.md §8, read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {

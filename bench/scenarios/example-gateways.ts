@@ -1,0 +1,54 @@
+/**
+ * The shipped gateway configurations (examples/nginx.conf, examples/Caddyfile) with only their
+ * ports changed, plus what running them outside the system's prefix needs (pid, logs and temp
+ * files in a directory of ours, in the foreground). Shared by test/gateway.test.ts and the bench.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface GatewayPorts {
+  service: number;
+  product: number;
+  gateway: number;
+}
+
+/** The addresses the shipped files use (a user's defaults): replaced by the given ports. */
+const SHIPPED = { service: '127.0.0.1:8080', product: '127.0.0.1:3000', gateway: '127.0.0.1:8000' };
+
+/** The repository root (the directory holding examples/), from src or from dist/. */
+export function repositoryRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'examples', 'nginx.conf'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`examples/ not found above ${from}`);
+  }
+}
+
+export function withPorts(text: string, ports: GatewayPorts): string {
+  let out = text;
+  for (const key of ['service', 'product', 'gateway'] as const) out = out.split(SHIPPED[key]).join(`127.0.0.1:${ports[key]}`);
+  return out;
+}
+
+/** Writes examples/nginx.conf for `ports` into `dir`; returns nginx's arguments to run it there. */
+export function writeNginxConfig(dir: string, ports: GatewayPorts): string[] {
+  const conf = withPorts(fs.readFileSync(path.join(repositoryRoot(), 'examples', 'nginx.conf'), 'utf8'), ports)
+    .replace(/^worker_processes 1;$/m, `worker_processes 1;\ndaemon off;\npid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;`)
+    .replace(
+      /^http \{$/m,
+      [
+        'http {',
+        '    access_log off;',
+        ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `    ${t}_temp_path ${dir}/${t};`),
+      ].join('\n'),
+    );
+  const file = path.join(dir, 'nginx.conf');
+  fs.writeFileSync(file, conf);
+  return ['-p', dir, '-c', file, '-e', path.join(dir, 'error.log')];
+}
+
+/** Writes examples/Caddyfile for `ports` into `dir`; returns its path. */
+export function writeCaddyfile(dir: string, ports: GatewayPorts): string {
+  const file = path.join(dir, 'Caddyfile');
+  fs.writeFileSync(file, withPorts(fs.readFileSync(path.join(repositoryRoot(), 'examples', 'Caddyfile'), 'utf8'), ports));
+  return file;
+}

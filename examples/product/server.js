@@ -1,0 +1,124 @@
+// A small product API behind tenant-service (PRODUCT.md §14), in two ways:
+//
+//   PRODUCT_AUTH=gateway  (default) nginx, Caddy, Traefik or Envoy asked tenant-service's
+//                         GET /api/tenant/decision and injected X-Tenant-Id, X-Tenant-Slug,
+//                         X-Tenant-Role, X-User-Id and X-User-Subject. The product trusts them,
+//                         so it must be reachable ONLY through the gateway (bind it to
+//                         127.0.0.1 or a private network), and the gateway must strip the
+//                         clients' copies of these headers (every config in examples/ does).
+//   PRODUCT_AUTH=token    no gateway: the client sends a tenant token from
+//                         POST /api/tenant/token (Authorization: Bearer … or X-Tenant-Token),
+//                         verified here against tenant-service's /.well-known/jwks.json
+//                         without a call back. A member removed from the tenant keeps access
+//                         until the token expires (SERVICE_TENANT_TOKEN_TTL, 300 s by default).
+//
+// Run:  PORT=3000 TENANT_SERVICE_URL=http://127.0.0.1:8080 node examples/product/server.js
+//
+// Other settings: HOST (127.0.0.1), TENANT_TOKEN_ISSUER (SERVICE_TENANT_TOKEN_ISSUER; default
+// TENANT_SERVICE_URL), TENANT_TOKEN_AUDIENCE (tenant-service-products), TENANT_SERVICE_JWKS_URL
+// (default TENANT_SERVICE_URL + /.well-known/jwks.json).
+'use strict';
+
+const express = require('express');
+const { createRemoteJWKSet, jwtVerify } = require('jose');
+
+/** The request's tenant and user from the gateway's headers, or null when a header is missing. */
+function fromGatewayHeaders(req) {
+  const tenantId = req.get('X-Tenant-Id');
+  const userId = req.get('X-User-Id');
+  const role = req.get('X-Tenant-Role');
+  if (!tenantId || !userId || !role) return null;
+  const subject = req.get('X-User-Subject');
+  return {
+    tenantId,
+    tenantSlug: req.get('X-Tenant-Slug') ?? null,
+    role,
+    userId,
+    // Percent-encoded by tenant-service when not plain ASCII; decoding plain ASCII changes nothing.
+    subject: subject ? decodeURIComponent(subject) : null,
+    via: 'gateway',
+  };
+}
+
+/** The tenant token of a request: X-Tenant-Token, else Authorization: Bearer. */
+function tenantTokenOf(req) {
+  const header = req.get('X-Tenant-Token');
+  if (header) return header;
+  const m = /^Bearer\s+(\S+)$/i.exec(req.get('Authorization') ?? '');
+  return m ? m[1] : null;
+}
+
+/** A verifier of tenant tokens: ES256 against the service's key set, iss, aud, typ at+jwt, exp. */
+function tenantTokenVerifier({ jwksUrl, issuer, audience }) {
+  // Fetched once, cached, and fetched again when a token names an unknown kid (a rotation).
+  const keys = createRemoteJWKSet(new URL(jwksUrl));
+  return async (token) => {
+    const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: ['ES256'], typ: 'at+jwt', requiredClaims: ['exp', 'sub'] });
+    const { tenant_id: tenantId, tenant_slug: tenantSlug, tenant_role: role, user_id: userId } = payload;
+    if (typeof tenantId !== 'string' || typeof userId !== 'string' || typeof role !== 'string') throw new Error('not a tenant token');
+    return { tenantId, tenantSlug: tenantSlug ?? null, role, userId, subject: payload.sub, idpIssuer: payload.idp_iss ?? null, via: 'tenant-token' };
+  };
+}
+
+/** Builds the product app. `mode`: 'gateway' or 'token'; `log(line)` is called for every request. */
+function createProduct(options) {
+  const { mode = 'gateway', log = () => undefined } = options;
+  const verify = mode === 'token' ? tenantTokenVerifier(options) : null;
+  const app = express();
+  app.disable('x-powered-by');
+
+  // Who is asking, for every route: no request reaches a handler without a tenant.
+  app.use(async (req, res, next) => {
+    log({
+      method: req.method,
+      path: req.path,
+      x_tenant_id: req.get('X-Tenant-Id') ?? null,
+      x_tenant_role: req.get('X-Tenant-Role') ?? null,
+      x_user_id: req.get('X-User-Id') ?? null,
+      x_tenant_token: req.get('X-Tenant-Token') ? 'present' : null,
+    });
+    if (verify) {
+      const token = tenantTokenOf(req);
+      if (!token) return res.status(401).json({ error: 'A tenant token is required.' });
+      try {
+        req.tenant = await verify(token);
+      } catch {
+        return res.status(401).json({ error: 'The tenant token is not valid.' });
+      }
+    } else {
+      req.tenant = fromGatewayHeaders(req);
+      // Reached without the gateway's headers: the gateway is misconfigured or bypassed.
+      if (!req.tenant) return res.status(401).json({ error: 'No tenant decision on this request.' });
+    }
+    next();
+  });
+
+  app.get('/whoami', (req, res) => {
+    res.json(req.tenant);
+  });
+
+  // Everything the product does is scoped to req.tenant.tenantId; writes can demand a role.
+  app.post('/projects', express.json(), (req, res) => {
+    if (req.tenant.role !== 'admin') return res.status(403).json({ error: 'Only tenant admins create projects.' });
+    res.status(201).json({ tenant_id: req.tenant.tenantId, name: String(req.body?.name ?? 'untitled'), created_by: req.tenant.userId });
+  });
+
+  return app;
+}
+
+module.exports = { createProduct, fromGatewayHeaders, tenantTokenOf, tenantTokenVerifier };
+
+if (require.main === module) {
+  const serviceUrl = (process.env.TENANT_SERVICE_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  const app = createProduct({
+    mode: process.env.PRODUCT_AUTH === 'token' ? 'token' : 'gateway',
+    jwksUrl: process.env.TENANT_SERVICE_JWKS_URL ?? `${serviceUrl}/.well-known/jwks.json`,
+    issuer: process.env.TENANT_TOKEN_ISSUER ?? serviceUrl,
+    audience: process.env.TENANT_TOKEN_AUDIENCE ?? 'tenant-service-products',
+    log: (line) => process.stdout.write(`${JSON.stringify({ msg: 'request', ...line })}\n`),
+  });
+  const server = app.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? '127.0.0.1', () => {
+    process.stdout.write(`${JSON.stringify({ msg: 'listening', port: server.address().port })}\n`);
+  });
+  process.on('SIGTERM', () => server.close(() => process.exit(0)));
+}

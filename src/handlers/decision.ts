@@ -1,0 +1,33 @@
+/**
+ * The gateway decision (PRODUCT.md §14): the request's tenant entered exactly as for
+ * `GET /api/tenant` (one statement, same resolution, membership and provisioning), answered as
+ * headers a gateway copies onto the product's request. Refusals become 401/403 in
+ * src/http/decision.ts.
+ */
+import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
+import { ApiError } from '../errors';
+import { subjectHeaderValue } from '../http/decision';
+import { tenantRead, type HandlerInput, type Reply } from './types';
+
+export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
+  const m = ctx.membership;
+  // A platform admin may read any tenant here, but the product needs a member (a user id and a
+  // role in the tenant); the operator's standing in tenant-service is not a role in the product.
+  if (!m) throw new ApiError('accessDenied', `The caller is a platform admin but not a member of tenant '${ctx.tenant.slug}'; the product admits members only.`);
+  if (input.query.role === 'admin' && m.role !== 'admin') {
+    throw new ApiError('forbidden', `Only admins of tenant '${ctx.tenant.slug}' pass this decision (role=admin).`);
+  }
+  return {
+    status: 200,
+    headers: {
+      'X-Tenant-Id': ctx.tenant.id,
+      'X-Tenant-Slug': ctx.tenant.slug,
+      'X-Tenant-Role': m.role,
+      'X-User-Id': m.userId,
+      'X-User-Subject': subjectHeaderValue(ctx.caller.subject),
+      // Every product request asks again: a removed member is refused on the next one.
+      'Cache-Control': 'no-store',
+    },
+    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, tenant_role: m.role, user_id: m.userId, user_subject: ctx.caller.subject },
+  };
+});

@@ -1,0 +1,379 @@
+/**
+ * A product behind REAL gateways (PRODUCT.md §14): Debian's nginx (auth_request) and Caddy
+ * (forward_auth) run with the configurations users copy (examples/nginx.conf, examples/Caddyfile,
+ * only their ports changed), in front of the example product (examples/product/server.js, a
+ * child process), asking the real service's GET /api/tenant/decision. Through each gateway: a
+ * member reaches the product with the right tenant id and role; a stranger, an unknown tenant
+ * and a bad token are refused with the service's status; a client-sent X-Tenant-Id/X-Tenant-Role
+ * never reaches the product, allowed or refused; a removed member is refused on the next request.
+ * The product's tenant-token path is checked against an ES256 key set served over HTTP.
+ *
+ * Skipped only when /usr/sbin/nginx or /usr/bin/caddy is absent; .ci/run installs both.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import yaml from 'js-yaml';
+import jwt from 'jsonwebtoken';
+import { writeCaddyfile, writeNginxConfig } from '../bench/scenarios/example-gateways';
+import { startTestApp, type TestApp } from './helpers/app';
+import { closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
+
+const ROOT = path.resolve(__dirname, '..');
+const NGINX = '/usr/sbin/nginx';
+const CADDY = '/usr/bin/caddy';
+const missing = [NGINX, CADDY].filter((p) => !fs.existsSync(p));
+if (missing.length) process.stderr.write(`test/gateway.test.ts: gateway tests SKIPPED, ${missing.join(' and ')} not found (apt-get install -y nginx-light caddy)\n`);
+const withGateways = missing.length ? describe.skip : describe;
+
+/** A port nothing listens on right now (the gateways cannot take port 0). */
+async function sparePort(): Promise<number> {
+  const s = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function waitForPort(port: number, what: string, child: ChildProcess, log: () => string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.on('error', () => resolve(false));
+    });
+    if (up) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not listen on ${port}:\n${log()}`);
+}
+
+interface Child {
+  proc: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Child {
+  const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  return {
+    proc,
+    output: () => out,
+    stop: async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface ProductSeen {
+  method: string;
+  path: string;
+  x_tenant_id: string | null;
+  x_tenant_role: string | null;
+  x_user_id: string | null;
+  /** 'present' or null (the product never logs a token). */
+  x_tenant_token: string | null;
+}
+
+/** The example product as users run it (`node examples/product/server.js`); its stdout is one JSON line per request. */
+async function startProduct(env: Record<string, string>): Promise<Child & { port: number; seen: () => ProductSeen[] }> {
+  const port = await sparePort();
+  const child = startChild(process.execPath, [path.join(ROOT, 'examples', 'product', 'server.js')], { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env });
+  await waitForPort(port, 'the example product', child.proc, child.output);
+  const seen = () =>
+    child
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as ProductSeen & { msg: string })
+      .filter((l) => l.msg === 'request');
+  return { ...child, port, seen };
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function send(port: number, method: string, urlPath: string, headers: Record<string, string>, body?: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${urlPath} timed out`)));
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+let service: TestApp;
+let serviceServer: http.Server;
+let servicePort: number;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tenant-service-gateways-'));
+
+beforeAll(async () => {
+  if (missing.length) return;
+  service = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  serviceServer = http.createServer(service.app);
+  await new Promise<void>((r) => serviceServer.listen(0, '127.0.0.1', r));
+  servicePort = (serviceServer.address() as AddressInfo).port;
+}, 120_000);
+
+afterAll(async () => {
+  if (serviceServer) {
+    serviceServer.closeAllConnections();
+    await new Promise((r) => serviceServer.close(r));
+  }
+  await service?.close();
+  await closeOwnerConnection();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+interface Gateway {
+  name: string;
+  start(ports: { service: number; product: number; gateway: number }, dir: string): Child;
+}
+
+const GATEWAYS: Gateway[] = [
+  {
+    name: 'nginx (examples/nginx.conf)',
+    start(ports, dir) {
+      const args = writeNginxConfig(dir, ports);
+      const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
+      if (check.status !== 0) throw new Error(`nginx -t refused the example configuration:\n${check.stderr}`);
+      return startChild(NGINX, args);
+    },
+  },
+  {
+    name: 'Caddy (examples/Caddyfile)',
+    start(ports, dir) {
+      const file = writeCaddyfile(dir, ports);
+      // Caddy's data and config directories in this test's directory, not the machine's.
+      const env = { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, 'data'), XDG_CONFIG_HOME: path.join(dir, 'config') };
+      const check = spawnSync(CADDY, ['validate', '--config', file, '--adapter', 'caddyfile'], { encoding: 'utf8', env });
+      if (check.status !== 0) throw new Error(`caddy validate refused the example configuration:\n${check.stderr}`);
+      return startChild(CADDY, ['run', '--config', file, '--adapter', 'caddyfile'], env);
+    },
+  },
+];
+
+for (const gateway of GATEWAYS) {
+  withGateways(`a product behind ${gateway.name}`, () => {
+    let product: Awaited<ReturnType<typeof startProduct>>;
+    let proxy: Child;
+    let port: number;
+
+    beforeAll(async () => {
+      product = await startProduct({ PRODUCT_AUTH: 'gateway' });
+      port = await sparePort();
+      const dir = fs.mkdtempSync(path.join(tmp, 'gw-'));
+      proxy = gateway.start({ service: servicePort, product: product.port, gateway: port }, dir);
+      await waitForPort(port, gateway.name, proxy.proc, proxy.output);
+    }, 60_000);
+
+    afterAll(async () => {
+      await proxy?.stop();
+      await product?.stop();
+    });
+
+    /** The product's request lines since `mark`. */
+    const seenSince = (mark: number) => product.seen().slice(mark);
+
+    it('a member reaches the product with the tenant id, role and user injected; forged copies are replaced', async () => {
+      const { tenant, user, token } = await tenantWithMember('admin');
+      const mark = product.seen().length;
+      // X-Tenant-Token is a header the decision does not set here (tenant tokens are off): the
+      // gateway must drop the client's copy, not pass it through.
+      const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-Tenant-Token': 'forged' };
+      const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', userId: user.id, subject: user.subject, via: 'gateway' });
+      expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null }]);
+
+      // A write with a body: the body reaches the product, never the decision.
+      const created = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' }, JSON.stringify({ name: 'Apollo' }));
+      expect(created.status).toBe(201);
+      expect(JSON.parse(created.body)).toEqual({ tenant_id: tenant.id, name: 'Apollo', created_by: user.id });
+    });
+
+    it('a plain member gets the member role (the product refuses its admin-only write)', async () => {
+      const { tenant, token } = await tenantWithMember('member');
+      const forged = { 'X-Tenant-Role': 'admin' };
+      const who = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
+      expect(JSON.parse(who.body)).toMatchObject({ tenantId: tenant.id, role: 'member' });
+      const write = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json', ...forged }, '{}');
+      expect(write.status).toBe(403);
+    });
+
+    it('a stranger, an unknown tenant and a bad token are refused with the service status; the product is never reached', async () => {
+      const { tenant } = await tenantWithMember('member');
+      const stranger = tokenFor({ sub: unique('stranger') });
+      const forged = { 'X-Tenant-Id': tenant.id, 'X-Tenant-Role': 'admin' };
+      const mark = product.seen().length;
+      const cases: Array<[string, Record<string, string>, number, string]> = [
+        ['stranger', { Authorization: `Bearer ${stranger}`, 'X-Tenant': tenant.slug }, 403, 'Access denied'],
+        ['unknown tenant', { Authorization: `Bearer ${stranger}`, 'X-Tenant': unique('missing') }, 403, 'Tenant not found'],
+        ['malformed X-Tenant', { Authorization: `Bearer ${stranger}`, 'X-Tenant': 'Not_A_Slug' }, 403, 'Invalid X-Tenant header format'],
+        ['no tenant', { Authorization: `Bearer ${stranger}` }, 403, 'Missing X-Tenant header'],
+        ['bad token', { Authorization: 'Bearer not-a-token', 'X-Tenant': tenant.slug }, 401, 'Unauthorized'],
+        ['no token', { 'X-Tenant': tenant.slug }, 401, 'Unauthorized'],
+      ];
+      for (const [name, headers, status, error] of cases) {
+        for (const method of ['GET', 'POST']) {
+          const r = await send(port, method, '/whoami', { ...headers, ...forged });
+          expect({ name, method, status: r.status, error: r.headers['x-tenant-error'] }).toEqual({ name, method, status, error });
+        }
+      }
+      expect(seenSince(mark)).toEqual([]);
+    });
+
+    it('a member removed from the tenant is refused on the next request', async () => {
+      const { tenant, user, token } = await tenantWithMember('member');
+      const headers = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
+      expect((await send(port, 'GET', '/whoami', headers)).status).toBe(200);
+      await ownerConnection()('users').where({ id: user.id }).delete();
+      const mark = product.seen().length;
+      const r = await send(port, 'GET', '/whoami', { ...headers, 'X-Tenant-Id': tenant.id, 'X-User-Id': user.id });
+      expect({ status: r.status, error: r.headers['x-tenant-error'] }).toEqual({ status: 403, error: 'Access denied' });
+      expect(seenSince(mark)).toEqual([]);
+    });
+
+    it('a member provisioned from a token claim reaches the product on first use', async () => {
+      const tenant = await createTenant();
+      const sub = unique('claimed');
+      const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${tokenFor({ sub, claims: { tenant: tenant.slug } })}` });
+      expect(r.status).toBe(200);
+      const row = await ownerConnection()('users').where({ tenant_id: tenant.id, subject: sub }).first('id');
+      expect(JSON.parse(r.body)).toMatchObject({ tenantId: tenant.id, userId: row.id, role: 'member', subject: sub });
+    });
+
+    it('a subject that is not plain ASCII arrives percent-encoded and decodes to the token sub', async () => {
+      const tenant = await createTenant();
+      const subject = `zoë-${unique('s')}`;
+      await createUser(tenant.id, { subject });
+      const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${tokenFor({ sub: subject })}`, 'X-Tenant': tenant.slug });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body).subject).toBe(subject);
+    });
+  });
+}
+
+/** An ES256 key set served over HTTP, and at+jwt tokens in the shape of PRODUCT.md §14's tenant tokens. */
+async function startTenantTokenIssuer() {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const kid = crypto.randomBytes(8).toString('hex');
+  const jwk = { ...(publicKey.export({ format: 'jwk' }) as object), kid, alg: 'ES256', use: 'sig' };
+  const server = http.createServer((req, res) => {
+    if (req.url === '/.well-known/jwks.json') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const sign = (claims: Record<string, unknown>, opts: { typ?: string; expiresIn?: number; issuer?: string; audience?: string } = {}) =>
+    jwt.sign(claims, privateKey, {
+      algorithm: 'ES256',
+      keyid: kid,
+      header: { alg: 'ES256', typ: opts.typ ?? 'at+jwt', kid },
+      expiresIn: opts.expiresIn ?? 300,
+      issuer: opts.issuer ?? url,
+      audience: opts.audience ?? 'tenant-service-products',
+    });
+  return { url, sign, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe('the example product verifies tenant tokens (PRODUCT_AUTH=token)', () => {
+  let issuer: Awaited<ReturnType<typeof startTenantTokenIssuer>>;
+  let product: Awaited<ReturnType<typeof startProduct>>;
+
+  beforeAll(async () => {
+    issuer = await startTenantTokenIssuer();
+    product = await startProduct({ PRODUCT_AUTH: 'token', TENANT_SERVICE_URL: issuer.url });
+  }, 60_000);
+  afterAll(async () => {
+    await product?.stop();
+    await issuer?.close();
+  });
+
+  const claims = () => ({
+    sub: unique('user'),
+    idp_iss: 'https://idp.example',
+    tenant_id: crypto.randomUUID(),
+    tenant_slug: unique('acme'),
+    tenant_role: 'admin',
+    user_id: crypto.randomUUID(),
+    jti: crypto.randomUUID(),
+  });
+
+  it('accepts a tenant token as Bearer or X-Tenant-Token and reads its claims, not forged headers', async () => {
+    const c = claims();
+    const token = issuer.sign(c);
+    const ways: Array<Record<string, string>> = [{ Authorization: `Bearer ${token}` }, { 'X-Tenant-Token': token }];
+    for (const headers of ways) {
+      const r = await send(product.port, 'GET', '/whoami', { ...headers, 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner' });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.body)).toEqual({ tenantId: c.tenant_id, tenantSlug: c.tenant_slug, role: 'admin', userId: c.user_id, subject: c.sub, idpIssuer: 'https://idp.example', via: 'tenant-token' });
+    }
+  });
+
+  it('refuses an expired token, another audience or issuer, another typ, and no token', async () => {
+    const c = claims();
+    const refused = [
+      issuer.sign(c, { expiresIn: -30 }),
+      issuer.sign(c, { audience: 'another-product' }),
+      issuer.sign(c, { issuer: 'https://elsewhere.example' }),
+      issuer.sign(c, { typ: 'JWT' }),
+      issuer.sign({ sub: c.sub }), // a signed token without the tenant claims
+    ];
+    for (const token of refused) expect((await send(product.port, 'GET', '/whoami', { Authorization: `Bearer ${token}` })).status).toBe(401);
+    expect((await send(product.port, 'GET', '/whoami', { 'X-Tenant-Id': c.tenant_id, 'X-Tenant-Role': 'admin', 'X-User-Id': c.user_id })).status).toBe(401);
+  });
+});
+
+describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12)', () => {
+  const DECISION_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-User-Id', 'X-User-Subject', 'X-Tenant-Token'];
+
+  it('traefik.yml drops every client copy of the decision headers before forwardAuth copies them', () => {
+    const doc = yaml.load(fs.readFileSync(path.join(ROOT, 'examples', 'traefik.yml'), 'utf8')) as {
+      http: { routers: { product: { middlewares: string[] } }; middlewares: Record<string, { headers?: { customRequestHeaders: Record<string, string> }; forwardAuth?: { address: string; authResponseHeaders: string[] } }> };
+    };
+    const { middlewares } = doc.http;
+    expect(doc.http.routers.product.middlewares).toEqual(['strip-tenant-headers', 'tenant-decision']);
+    for (const h of [...DECISION_HEADERS, 'X-Tenant-Error']) expect(middlewares['strip-tenant-headers']!.headers!.customRequestHeaders[h]).toBe('');
+    expect(middlewares['tenant-decision']!.forwardAuth!.address).toMatch(/\/api\/tenant\/decision$/);
+    expect(middlewares['tenant-decision']!.forwardAuth!.authResponseHeaders).toEqual(DECISION_HEADERS);
+  });
+
+  it('envoy.yaml removes the client copies before ext_authz and sets those the decision answered', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'examples', 'envoy.yaml'), 'utf8');
+    yaml.load(text);
+    const filters = [...text.matchAll(/- name: (envoy\.filters\.http\.[a-z_]+)/g)].map((m) => m[1]);
+    expect(filters).toEqual(['envoy.filters.http.header_mutation', 'envoy.filters.http.ext_authz', 'envoy.filters.http.router']);
+    for (const h of DECISION_HEADERS) {
+      expect(text).toContain(`- remove: ${h.toLowerCase()}`);
+      expect(text).toContain(`- exact: ${h.toLowerCase()}`);
+    }
+    expect(text).toContain('path_prefix: "/api/tenant/decision?path="');
+  });
+});
