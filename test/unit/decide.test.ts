@@ -132,6 +132,15 @@ describe('x-access tenantAdmin', () => {
   });
 });
 
+describe('x-access tenantPlatformAdmin', () => {
+  const operatorOnly: TenantAccess = { level: 'tenantPlatformAdmin', method: 'POST', path: '/api/tenant/members' };
+  it("a tenant's own admin → 403 Forbidden; a platform admin (member or not) enters", () => {
+    expect(refusal(decideEntry(byHeader, facts({ memberRole: 'admin' }), caller, operatorOnly))).toMatchObject({ status: 403, error: 'Forbidden', detail: expect.stringMatching(/not the tenant's own admins/) });
+    expect(decideEntry(byHeader, facts(), platformAdmin, operatorOnly).kind).toBe('enter');
+    expect(decideEntry(byHeader, facts({ memberRole: 'member' }), platformAdmin, operatorOnly).kind).toBe('enter');
+  });
+});
+
 describe('§13: several tenants in one claim', () => {
   it('no header → 400 saying the header must choose', () => {
     const e = refusalOf(requestedTenant({ claims: { organization: ['acme', 'globex'] }, header: null, customClaim: null }))!;
