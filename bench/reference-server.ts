@@ -4,9 +4,9 @@
  * database and the same token, and none of the service's machinery (no contract, no rate limit,
  * no logging).
  *
- * - `reference-tenant`: `select * from app_enter_tenant(…)` per request, one round trip
+ * - `reference-tenant`: `select * from app_tenant_facts(…)` per request, one round trip
  *   (what GET /api/tenant does at its least);
- * - `reference-boards`: BEGIN, app_enter_tenant, the boards page query, COMMIT
+ * - `reference-boards`: BEGIN, app_tenant_facts, the boards page query, COMMIT
  *   (what GET /api/boards does at its least).
  */
 import type crypto from 'node:crypto';
@@ -17,7 +17,7 @@ import pg from 'pg';
 
 export type ReferenceKind = 'reference-tenant' | 'reference-boards';
 
-const ENTER = 'select * from app_enter_tenant($1, null, $2, $3, true, $4, $5)';
+const ENTER = 'select * from app_tenant_facts($1, null, null, null, $2, $3)';
 const BOARDS = `select *, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts
   from boards where tenant_id = $1 order by created_at, id limit 101`;
 
@@ -51,7 +51,7 @@ export function buildReferenceApp(kind: ReferenceKind, opts: { databaseUrl: stri
     const c = verify(req);
     if (!c) return void res.status(401).json({ error: 'Unauthorized' });
     try {
-      const r = await pool.query(ENTER, [c.tenant ?? null, c.iss ?? opts.issuer, c.sub, c.email ?? null, c.name ?? null]);
+      const r = await pool.query(ENTER, [c.tenant ?? null, c.iss ?? opts.issuer, c.sub]);
       const row = r.rows[0];
       if (!row) return void res.status(404).json({ error: 'Tenant not found' });
       res.json({ tenant: { tenant_id: row.tenant_id, name: row.tenant_name, slug: row.tenant_slug, settings: row.tenant_settings, status: row.tenant_status }, membership: { user_id: row.user_id, role: row.user_role } });
@@ -66,7 +66,7 @@ export function buildReferenceApp(kind: ReferenceKind, opts: { databaseUrl: stri
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const r = await client.query(ENTER, [c.tenant ?? null, c.iss ?? opts.issuer, c.sub, c.email ?? null, c.name ?? null]);
+      const r = await client.query(ENTER, [c.tenant ?? null, c.iss ?? opts.issuer, c.sub]);
       const row = r.rows[0];
       if (!row) {
         await client.query('ROLLBACK');

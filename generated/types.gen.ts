@@ -46,12 +46,22 @@ export type TenantSettings = {
  * `provision_from_claims` true, a caller whose token names this tenant in a claim
  * (`tenant`, `org`…) becomes a `member` on first use — only when the token's `iss` equals
  * `claims_issuer`, if that is set. With false, members join by invitation (or are added
- * by an admin); a claim then needs an existing membership.
+ * by an admin); a claim then needs an existing membership. A tenant with identity links
+ * provisions only through them (the link's issuer standing in for `claims_issuer`): a name
+ * claim then selects it for existing members only.
  *
  */
 export type MembershipPolicy = {
     provision_from_claims: boolean;
     claims_issuer: string | null;
+    /**
+     * Present (true) when the member's role follows the token: on every request whose token
+     * names this tenant, the role claim (SERVICE_JWT_TENANT_ROLE_CLAIM) `admin` makes the
+     * caller an admin and anything else a member, each change a `member.role_changed`
+     * event with the identity provider as actor. Absent: off, the token's role is ignored.
+     *
+     */
+    roles_from_claims?: boolean;
 };
 
 /**
@@ -59,7 +69,22 @@ export type MembershipPolicy = {
  */
 export type MembershipPolicyInput = {
     provision_from_claims?: boolean;
+    /**
+     * The member's role follows the token's role claim (default false).
+     */
+    roles_from_claims?: boolean;
     claims_issuer?: string | null;
+};
+
+/**
+ * An organization of an identity provider that names this tenant: a token whose `iss` is
+ * `issuer` and whose organization-id claim (SERVICE_JWT_TENANT_ID_CLAIM) holds
+ * `organization_id` resolves to it. A pair belongs to at most one tenant.
+ *
+ */
+export type IdentityLink = {
+    issuer: string;
+    organization_id: string;
 };
 
 export type Tenant = {
@@ -69,6 +94,10 @@ export type Tenant = {
     settings: TenantSettings;
     status: TenantStatus;
     membership_policy: MembershipPolicy;
+    /**
+     * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`; absent when it has none.
+     */
+    identity_links?: Array<IdentityLink>;
     created_at: string;
     updated_at: string;
 };
@@ -85,6 +114,10 @@ export type CreateTenantRequest = {
     settings?: TenantSettings;
     include_sample_data?: boolean;
     membership_policy?: MembershipPolicyInput;
+    /**
+     * Organizations of identity providers that name this tenant; a pair linked to another tenant is a 409.
+     */
+    identity_links?: Array<IdentityLink>;
 };
 
 export type CreateTenantResponse = {
@@ -104,6 +137,10 @@ export type UpdateTenantRequest = {
     settings?: TenantSettings;
     status?: TenantStatus;
     membership_policy?: MembershipPolicyInput;
+    /**
+     * Replaces the tenant's identity links (`[]` removes them all); a pair linked to another tenant is a 409.
+     */
+    identity_links?: Array<IdentityLink>;
 };
 
 export type DeleteTenantResponse = {
@@ -145,6 +182,10 @@ export type SetupStatus = {
     default_tenant_slug: string;
     multi_tenant_mode: boolean;
     auth_provider: 'local' | 'jwt' | 'jwks' | 'oidc';
+    /**
+     * SERVICE_IDP_PRESET, the identity provider whose token shape sets the claim defaults; absent when none is set.
+     */
+    idp_preset?: 'keycloak' | 'auth0' | 'clerk' | 'workos' | 'entra' | 'zitadel' | 'logto';
     recommendations: Array<string>;
 };
 
@@ -549,7 +590,7 @@ export type CurrentTenant = {
     /**
      * Where the tenant came from.
      */
-    source: 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant';
+    source: 'organization_id_claim' | 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant';
 };
 
 export type Board = {

@@ -3,6 +3,7 @@
  * typed Config; every bad variable is reported in one message.
  */
 import path from 'node:path';
+import { IDP_PRESETS, isIdpPreset, type IdpPreset } from './idp-presets';
 
 export type AuthProvider = 'local' | 'jwt' | 'jwks' | 'oidc';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -12,6 +13,12 @@ export interface Config {
   readonly host: string;
   readonly multiTenantMode: boolean;
   readonly jwtTenantClaim: string | null;
+  /** SERVICE_JWT_TENANT_ID_CLAIM: the claim (dot path) holding organization ids (PRODUCT.md §13). */
+  readonly jwtTenantIdClaim: string | null;
+  /** SERVICE_JWT_TENANT_ROLE_CLAIM: the claim (dot path) with the caller's role in the organization. */
+  readonly jwtTenantRoleClaim: string | null;
+  /** SERVICE_IDP_PRESET: the provider whose token shape set the claim defaults; null: none. */
+  readonly idpPreset: IdpPreset | null;
   readonly registrationRequiresApproval: boolean;
   readonly registrationAllowedDomains: readonly string[] | null;
   readonly maxTenantsPerUser: number | null;
@@ -154,7 +161,22 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int('SERVICE_PORT', 0, 65535) ?? 8080;
   const host = str('SERVICE_HOST') ?? '127.0.0.1';
   const multiTenantMode = bool('SERVICE_MULTI_TENANT_MODE', false);
-  const jwtTenantClaim = str('SERVICE_JWT_TENANT_CLAIM');
+  let idpPreset: IdpPreset | null = null;
+  const presetName = str('SERVICE_IDP_PRESET');
+  if (presetName !== null) {
+    if (isIdpPreset(presetName.toLowerCase())) idpPreset = presetName.toLowerCase() as IdpPreset;
+    else problems.push(`SERVICE_IDP_PRESET: expected one of ${Object.keys(IDP_PRESETS).join(', ')}, got '${presetName}'`);
+  }
+  const preset: { tenantClaim?: string; tenantIdClaim?: string; adminRoleClaim?: string; tenantRoleClaim?: string } = idpPreset ? IDP_PRESETS[idpPreset] : {};
+  const jwtTenantClaim = str('SERVICE_JWT_TENANT_CLAIM') ?? preset.tenantClaim ?? null;
+  const jwtTenantIdClaim = str('SERVICE_JWT_TENANT_ID_CLAIM') ?? preset.tenantIdClaim ?? null;
+  const jwtTenantRoleClaim = str('SERVICE_JWT_TENANT_ROLE_CLAIM') ?? preset.tenantRoleClaim ?? null;
+  if (jwtTenantRoleClaim !== null && !/^[^.]+(\.[^.]+)*$/.test(jwtTenantRoleClaim)) {
+    problems.push(`SERVICE_JWT_TENANT_ROLE_CLAIM: '${jwtTenantRoleClaim}' is not a claim name or dot path`);
+  }
+  if (jwtTenantIdClaim !== null && !/^[^.]+(\.[^.]+)*$/.test(jwtTenantIdClaim)) {
+    problems.push(`SERVICE_JWT_TENANT_ID_CLAIM: '${jwtTenantIdClaim}' is not a claim name or dot path`);
+  }
   const registrationRequiresApproval = bool('SERVICE_TENANT_REGISTRATION_REQUIRES_APPROVAL', false);
   const registrationAllowedDomains = list('SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS');
   const maxTenantsPerUser = int('SERVICE_MAX_TENANTS_PER_USER', 1, 1_000_000);
@@ -210,7 +232,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const adminRole = str('SERVICE_ADMIN_ROLE') ?? 'admin';
-  const adminRoleClaim = str('SERVICE_ADMIN_ROLE_CLAIM') ?? 'roles';
+  const adminRoleClaim = str('SERVICE_ADMIN_ROLE_CLAIM') ?? preset.adminRoleClaim ?? 'roles';
   if (!/^[^.]+(\.[^.]+)*$/.test(adminRoleClaim)) {
     problems.push(`SERVICE_ADMIN_ROLE_CLAIM: '${adminRoleClaim}' is not a claim name or dot path`);
   }
@@ -294,6 +316,9 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     multiTenantMode,
     jwtTenantClaim,
+    jwtTenantIdClaim,
+    jwtTenantRoleClaim,
+    idpPreset,
     registrationRequiresApproval,
     registrationAllowedDomains: registrationAllowedDomains ? Object.freeze(registrationAllowedDomains) : null,
     maxTenantsPerUser,

@@ -4,7 +4,7 @@
  * transaction (test/helpers/pgbouncer.ts). Session state such as a `SET ROLE` on a pooled
  * connection is then gone by the next transaction, so the runtime role must be set by each
  * transaction itself. Triggers installed by this test record `current_user` inside the
- * requests' own transactions (a board insert, and the membership insert of app_enter_tenant),
+ * requests' own transactions (a board insert, and the membership insert on first use),
  * which must be the runtime role, never the connecting owner.
  *
  * The isolation suites themselves run through PgBouncer with `npm run test:pgbouncer`.
@@ -85,7 +85,7 @@ maybe('behind PgBouncer in transaction mode', () => {
       .expect(201);
     const tenantId = created.body.tenant_id as string;
 
-    // Claim-asserted tenant: app_enter_tenant provisions the caller (an insert into users).
+    // Claim-asserted tenant: the caller is provisioned (an insert into users).
     const subjects = Array.from({ length: 6 }, () => unique('pooled'));
     const tokens = subjects.map((sub) => `Bearer ${tokenFor({ sub, claims: { tenant: slug } })}`);
     await Promise.all(tokens.map((tok) => request(t.app).get('/api/tenant').set('Authorization', tok).expect(200)));

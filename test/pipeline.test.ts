@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createApp } from '../src/app';
-import { enterTenantOnce } from '../src/db/queries/enter-tenant';
+import { readTenantFacts } from '../src/db/queries/enter-tenant';
 import { APP_ROLE } from '../src/db/schema';
 import { scanJson } from '../src/http/body';
 import type { AppServices, ObservedRequest } from '../src/context/app-services';
@@ -128,14 +128,14 @@ describe('routing is case-sensitive and every spelling of /api is counted (17.5)
 describe('the runtime role', () => {
   it('the one-statement tenant entry runs as the runtime role', async () => {
     const { tenant, user } = await tenantWithMember();
-    const row = await enterTenantOnce(t.db, { slug: tenant.slug, issuer: user.issuer, subject: user.subject, provision: false, email: null, displayName: null });
+    const row = await readTenantFacts(t.db, { slug: tenant.slug, issuer: user.issuer, subject: user.subject });
     expect(row?.db_user).toBe(APP_ROLE);
     expect(row?.tenant_id).toBe(tenant.id);
   });
 
   it('a pool connected as the owner (as behind a transaction pooler that lost SET ROLE) still runs every tenant statement as the runtime role', async () => {
     const { tenant, user, token } = await tenantWithMember();
-    const row = await enterTenantOnce(ownerConnection(), { slug: tenant.slug, issuer: user.issuer, subject: user.subject, provision: false, email: null, displayName: null });
+    const row = await readTenantFacts(ownerConnection(), { slug: tenant.slug, issuer: user.issuer, subject: user.subject });
     expect(row?.db_user).toBe(APP_ROLE);
     const services: AppServices = { ...t.services, db: ownerConnection(), rateLimiter: null };
     const app = await createApp(t.config, services);

@@ -2,7 +2,7 @@
  * Removals racing requests (issue 17 item 3): a member removed while their `POST /api/boards`
  * runs, and a tenant deleted while claim-provisioned callers write to it. The foreign-key
  * violations these races can cause (`boards_tenant_id_created_by_fkey`, `users_tenant_id_fkey`
- * inside app_enter_tenant, …) map to documented 4xx answers in the error catalog: every request
+ * inside app_tenant_facts, …) map to documented 4xx answers in the error catalog: every request
  * either completes or gets 403/404, never a 500.
  */
 import request from 'supertest';
@@ -75,7 +75,7 @@ it('a tenant deleted while claim-provisioned callers write: 200/201 or 403/404, 
   const tenantId = created.body.tenant_id as string;
   let release!: () => void;
   const stop = new Promise<void>((r) => (release = r));
-  // Each round a new subject: app_enter_tenant provisions it (an insert into users), then it writes.
+  // Each round a new subject: the first use provisions it (an insert into users), then it writes.
   const writers = Array.from({ length: 8 }, () =>
     hammer(async () => {
       const auth = `Bearer ${tokenFor({ sub: unique('claimed'), claims: { tenant: slug } })}`;

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import { openDatabase } from '../src/db/database';
 import { BoardRow } from '../src/db/models';
-import { enterTenantOnce } from '../src/db/queries/enter-tenant';
+import { readTenantFacts } from '../src/db/queries/enter-tenant';
 import { queryRows, runStatement, withRequestTransaction } from '../src/db/request-transaction';
 import { withSavepoint } from '../src/db/tenant-scope';
 import { testRuntimeDatabaseUrl } from './helpers/app';
@@ -27,7 +27,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-/** A request transaction entered into the test tenant (what app_enter_tenant sets). */
+/** A request transaction entered into the test tenant (what app_tenant_facts sets). */
 function inTenant<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return withRequestTransaction(
     db,
@@ -176,7 +176,7 @@ it('queryRows runs only on an open transaction, never on the pool', async () => 
 describe('prepared statements', () => {
   const prepared = async (pool: Knex) => (await pool.raw<{ rows: Array<{ name: string }> }>('select name from pg_prepared_statements order by name')).rows.map((r) => r.name);
   const enter = (pool: Knex, slug: string) =>
-    enterTenantOnce(pool, { slug, issuer: 'iss', subject: unique('prep'), provision: false, email: null, displayName: null });
+    readTenantFacts(pool, { slug, issuer: 'iss', subject: unique('prep') });
 
   it('enters a tenant through a statement prepared once per connection', async () => {
     const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, preparedStatements: true });

@@ -67,10 +67,10 @@ export async function pipelineRatios(ctx: BenchContext) {
       await ctx.load(`warm-up (not counted): ${path}`, `http://127.0.0.1:${server.port}${path}`, ctx.member, { duration: WARMUP_S });
     }
     for (let round = 1; round <= ROUNDS; round++) {
-      runs.refTenant.push(await measured(ctx, refTenant, `reference: app_enter_tenant per request (round ${round})`, '/api/tenant'));
+      runs.refTenant.push(await measured(ctx, refTenant, `reference: app_tenant_facts per request (round ${round})`, '/api/tenant'));
       runs.tenant.push(await measured(ctx, service, `GET /api/tenant (service process, round ${round})`, '/api/tenant'));
       runs.decision.push(await measured(ctx, service, `GET /api/tenant/decision (service process, round ${round})`, '/api/tenant/decision'));
-      runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_enter_tenant, boards, COMMIT (round ${round})`, '/api/boards'));
+      runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_tenant_facts, boards, COMMIT (round ${round})`, '/api/boards'));
       runs.boards.push(await measured(ctx, service, `GET /api/boards (service process, round ${round})`, '/api/boards'));
     }
   } finally {

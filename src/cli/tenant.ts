@@ -15,7 +15,7 @@ const SLUG = /^[a-z0-9-]+$/;
 /** Registers the `tenant` command group on `program`. */
 export function registerTenantCommands(program: Command, h: CommandHelpers): void {
   const { globals, styles, formatOption, print, progress, setExitCode } = h;
-  const tenant = program.command('tenant').description('create, list, get, update, delete and audit tenants (platform admin); print your tenant token');
+  const tenant = program.command('tenant').description('create, list, get, update, link, delete and audit tenants (platform admin); print your tenant token');
   registerTenantTokenCommand(tenant, h);
 
   tenant
@@ -94,6 +94,7 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
     .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
     .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
     .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)
+    .option('--roles-from-claims <bool>', "true: the member's role follows the token's role claim on every request; false: ignore it", parseBool)
     .addOption(formatOption())
     .action(
       async (
@@ -106,14 +107,15 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
           provisionFromClaims?: boolean;
           claimsIssuer?: string;
           anyIssuer: boolean;
+          rolesFromClaims?: boolean;
           format: Format;
         },
         cmd: Command,
       ) => {
-        const policyChange = opts.provisionFromClaims !== undefined || opts.claimsIssuer !== undefined || opts.anyIssuer;
+        const policyChange = opts.provisionFromClaims !== undefined || opts.claimsIssuer !== undefined || opts.anyIssuer || opts.rolesFromClaims !== undefined;
         if (!policyChange && opts.name === undefined && opts.slug === undefined && opts.settings === undefined && opts.status === undefined) {
           throw new CliError(
-            'nothing to change: give --name, --slug, --settings, --status, --provision-from-claims true|false, --claims-issuer <url> or --any-issuer',
+            'nothing to change: give --name, --slug, --settings, --status, --provision-from-claims true|false, --claims-issuer <url>, --any-issuer or --roles-from-claims true|false',
           );
         }
         if (opts.claimsIssuer !== undefined && opts.anyIssuer) throw new CliError('--claims-issuer and --any-issuer contradict each other');
@@ -136,6 +138,7 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
                       ...(opts.provisionFromClaims !== undefined ? { provision_from_claims: opts.provisionFromClaims } : {}),
                       ...(opts.claimsIssuer !== undefined ? { claims_issuer: opts.claimsIssuer } : {}),
                       ...(opts.anyIssuer ? { claims_issuer: null } : {}),
+                      ...(opts.rolesFromClaims !== undefined ? { roles_from_claims: opts.rolesFromClaims } : {}),
                     },
                   }
                 : {}),
@@ -149,6 +152,48 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
         print(renderPairs(tenantPairs(updated), out));
       },
     );
+
+  // Links are a set on the tenant: read it, change it, write it back (PUT replaces the set).
+  const linkCommand = (name: 'link' | 'unlink', description: string) =>
+    tenant
+      .command(name)
+      .description(description)
+      .argument('<tenant>', 'slug or tenant id')
+      .requiredOption('--issuer <url>', "the identity provider's issuer (the tokens' 'iss')", parseIssuer)
+      .requiredOption('--organization-id <id>', "the organization's id in the provider's tokens (SERVICE_JWT_TENANT_ID_CLAIM)", parseOrganizationId)
+      .addOption(formatOption())
+      .action(async (ref: string, opts: { issuer: string; organizationId: string; format: Format }, cmd: Command) => {
+        const conn = connect(globals(cmd));
+        const tenantId = await resolveTenantId(conn, ref);
+        const current = await call(conn, `tenant ${name}`, sdk.getTenant({ client: conn.client, path: { tenant_id: tenantId }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }));
+        const others = (current.identity_links ?? []).filter((l) => l.issuer !== opts.issuer || l.organization_id !== opts.organizationId);
+        const links = name === 'link' ? [...others, { issuer: opts.issuer, organization_id: opts.organizationId }] : others;
+        if (name === 'unlink' && links.length === (current.identity_links ?? []).length) {
+          throw new CliError(`tenant '${current.slug}' has no link to organization '${opts.organizationId}' of ${opts.issuer}`);
+        }
+        const updated = await call(
+          conn,
+          `tenant ${name}`,
+          sdk.updateTenant({ client: conn.client, path: { tenant_id: tenantId }, body: { identity_links: links }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+        );
+        if (opts.format === 'json') return print(`${JSON.stringify(updated, null, 2)}\n`);
+        const { out } = styles(cmd);
+        print(`${out.green(`Tenant '${updated.name}' (${updated.slug}) ${name === 'link' ? 'linked to' : 'unlinked from'} organization '${opts.organizationId}' of ${opts.issuer}.`)}\n`);
+        const now = updated.identity_links ?? [];
+        if (!now.length) return print('No identity links.\n');
+        print(
+          renderTable(
+            now,
+            [
+              { header: 'ISSUER', value: (l) => l.issuer },
+              { header: 'ORGANIZATION ID', value: (l) => l.organization_id },
+            ],
+            out,
+          ),
+        );
+      });
+  linkCommand('link', "link a tenant to an identity provider's organization: tokens of that issuer carrying its id resolve to the tenant");
+  linkCommand('unlink', "remove a tenant's link to an identity provider's organization");
 
   tenant
     .command('audit')
@@ -198,6 +243,8 @@ export function tenantPairs(t: Tenant): Array<[string, string]> {
     ['settings', JSON.stringify(t.settings)],
     ['provision_from_claims', String(t.membership_policy.provision_from_claims)],
     ['claims_issuer', t.membership_policy.claims_issuer ?? '(any issuer)'],
+    ['roles_from_claims', String(t.membership_policy.roles_from_claims ?? false)],
+    ['identity_links', (t.identity_links ?? []).map((l) => `${l.issuer} ${l.organization_id}`).join(', ') || '(none)'],
     ['created_at', t.created_at],
     ['updated_at', t.updated_at],
   ];
@@ -305,6 +352,11 @@ function parseIssuer(v: string): string {
   const s = v.trim();
   if (s === '' || s.length > 2048) throw new InvalidArgumentError('expected an issuer URL of 1 to 2048 characters.');
   return s;
+}
+
+function parseOrganizationId(v: string): string {
+  if (v.trim() === '' || v.length > 255) throw new InvalidArgumentError('--organization-id must be 1 to 255 characters.');
+  return v;
 }
 
 function parseSettings(v: string): TenantSettings {

@@ -21,7 +21,13 @@ export function registerTokenCommand(program: Command, h: CommandHelpers): void 
     .option('--tenant <slug>', 'tenant claim: the tenant the token names')
     .option('--admin', 'give the token the platform admin role', false)
     .option('--ttl <duration>', 'lifetime: seconds, or a number with s, m, h or d (at most 30d)', parseTtl, 3600)
-    .action((opts: { sub: string; email?: string; name?: string; tenant?: string; admin: boolean; ttl: number }, cmd: Command) => {
+    .option(
+      '--claim <name=json>',
+      'add a claim of any shape, e.g. \'org=["acme","globex"]\' or \'o={"id":"org_1","slg":"acme"}\' (repeatable; a value that is not JSON is a string)',
+      parseClaim,
+      {} as Record<string, unknown>,
+    )
+    .action((opts: { sub: string; email?: string; name?: string; tenant?: string; admin: boolean; ttl: number; claim: Record<string, unknown> }, cmd: Command) => {
       const g = globals(cmd);
       const dir = path.resolve(g.dataDir);
       const keys = readLocalKeys(dir);
@@ -39,10 +45,29 @@ export function registerTokenCommand(program: Command, h: CommandHelpers): void 
         ttlSeconds: opts.ttl,
         adminRole: g.adminRole,
         roleClaim: g.adminRoleClaim,
-        extraClaims: g.audience ? { aud: g.audience } : undefined,
+        extraClaims: { ...opts.claim, ...(g.audience ? { aud: g.audience } : {}) },
       });
       print(`${token}\n`);
     });
+}
+
+/** Claims the other options and the signer own. */
+const RESERVED_CLAIMS = new Set(['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti']);
+
+/** `name=<json>` into the claims collected so far (commander's repeatable-option reducer). */
+function parseClaim(v: string, previous: Record<string, unknown>): Record<string, unknown> {
+  const eq = v.indexOf('=');
+  const name = eq > 0 ? v.slice(0, eq) : '';
+  if (name === '') throw new InvalidArgumentError(`--claim must be name=<json>, e.g. org='["acme","globex"]'; got '${v}'.`);
+  if (RESERVED_CLAIMS.has(name)) throw new InvalidArgumentError(`--claim cannot set '${name}': the token's ${name} comes from its own option or the signer.`);
+  const raw = v.slice(eq + 1);
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = raw;
+  }
+  return { ...previous, [name]: value };
 }
 
 function parseTtl(v: string): number {

@@ -16,6 +16,7 @@ export interface Caller {
 
 /** Where a request's tenant came from (PRODUCT.md §3). */
 export type TenantSource =
+  | 'organization_id_claim'
   | 'custom_claim'
   | 'tenant_claim'
   | 'organization_claim'

@@ -33,6 +33,9 @@ export interface ResolvedTenant {
   readonly isDefault: boolean;
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;
+  readonly rolesFromClaims: boolean;
+  /** (issuer, organization id) pairs naming this tenant (PRODUCT.md §13). */
+  readonly identityLinks: ReadonlyArray<{ readonly issuer: string; readonly organizationId: string }>;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -48,7 +51,7 @@ export interface Membership {
 }
 
 /** The resolved tenant of a request and the caller's place in it (PRODUCT.md §3). */
-export interface TenantEntry extends AuthenticatedContext {
+export interface EnteredTenant extends AuthenticatedContext {
   readonly tenant: ResolvedTenant;
   /** The caller's membership; null for a platform admin who is not a member. */
   readonly membership: Membership | null;
@@ -56,7 +59,7 @@ export interface TenantEntry extends AuthenticatedContext {
 }
 
 /** Context of a tenant-scoped operation: the resolved tenant and its open transaction. */
-export interface TenantContext extends TenantEntry {
+export interface TenantContext extends EnteredTenant {
   /** The request's transaction, with app.tenant_id set: row-level security confines it to `tenant`. */
   readonly trx: Transaction;
 }

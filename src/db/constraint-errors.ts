@@ -84,6 +84,18 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   invitations_status_check: fixed('validation', 'The invitation status is not one of the allowed values.'),
   invitations_delivery_check: fixed('validation', 'The invitation delivery is not one of the allowed values.'),
 
+  // identity_links (migration 008)
+  identity_links_pair_unique: {
+    kind: 'conflict',
+    detail: (e) => {
+      const pair = /\(issuer, organization_id\)=\((.*)\)/.exec(e.detail ?? '')?.[1];
+      return pair ? `The identity link (${pair}) already belongs to a tenant.` : 'This identity link already belongs to a tenant.';
+    },
+  },
+  identity_links_issuer_check: fixed('validation', 'identity_links[].issuer must be 1 to 2048 characters.'),
+  identity_links_organization_id_check: fixed('validation', 'identity_links[].organization_id must be 1 to 255 characters.'),
+  identity_links_tenant_id_fkey: tenantGone,
+
   // idempotency_keys (IdempotencyKeyRow)
   idempotency_keys_pkey: fixed('conflict', 'The Idempotency-Key is being used by a concurrent request; retry it.'),
   idempotency_keys_tenant_id_fkey: tenantGone,

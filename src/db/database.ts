@@ -13,6 +13,7 @@ import * as events from './migrations/005-events';
 import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
 import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-independent';
 import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
+import * as tenantFacts from './migrations/009-tenant-facts';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '006-tenant-search-folded': tenantSearchFolded,
   '007-webhook-outbox-independent': webhookOutboxIndependent,
   '008-tenant-token-keys': tenantTokenKeys,
+  '009-tenant-facts': tenantFacts,
 };
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
@@ -83,7 +85,7 @@ class StaticMigrationSource implements Knex.MigrationSource<string> {
 
 /**
  * Opens the pool. Every transaction of the service sets the runtime (or reader) role as its first
- * statement (withTenant, withService, withPlatformRead, withEnteredTenant), so the role holds
+ * statement (withTenant, withService, withPlatformRead, withTenantFacts), so the role holds
  * whatever pooler sits in between; a direct connection also starts as the runtime role.
  */
 export function openDatabase(opts: DatabaseOptions): Knex {

@@ -35,6 +35,7 @@ export class TenantRow extends Row {
   registration!: Record<string, unknown> | null;
   provision_from_claims!: boolean;
   claims_issuer!: string | null;
+  roles_from_claims!: boolean;
   created_at!: Date;
   updated_at!: Date;
 

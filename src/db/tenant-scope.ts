@@ -31,7 +31,7 @@ export interface TransactionOptions {
 /** Runs `fn` in a transaction confined to one tenant by row-level security. */
 export async function withTenant<T>(db: Knex, tenantId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return runTransaction(db, async (trx) => {
-    await enterTenantScope(trx, tenantId);
+    await setTenantScope(trx, tenantId);
     return fn(trx);
   });
 }
@@ -40,13 +40,13 @@ export async function withTenant<T>(db: Knex, tenantId: string, fn: (trx: Knex.T
  * Switches an open service transaction to `tenantId` (the role stays the runtime role): after a
  * tenant row is inserted, its first rows are written under its own row-level security.
  */
-export async function enterTenantScope(trx: Knex.Transaction, tenantId: string): Promise<void> {
+export async function setTenantScope(trx: Knex.Transaction, tenantId: string): Promise<void> {
   await trx.raw("select set_config('role', ?, true), set_config('app.tenant_id', ?, true)", [APP_ROLE, tenantId]);
 }
 
 /**
  * Runs `fn` in a transaction under the runtime role and no tenant: for the platform tables
- * (tenants, idempotency keys). Tenant-owned rows are invisible until `enterTenantScope`.
+ * (tenants, idempotency keys). Tenant-owned rows are invisible until `setTenantScope`.
  */
 export async function withService<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
   return runTransaction(

@@ -27,6 +27,10 @@ export interface DeploymentFacts {
   pendingApproval: number;
   /** SERVICE_KEY_ENCRYPTION_SECRET is set: tenant-token private keys are encrypted at rest. */
   keyEncryptionSecretSet: boolean;
+  /** SERVICE_JWT_TENANT_ID_CLAIM: the provider's tokens carry organization ids. */
+  tenantIdClaim?: string | null;
+  /** Tenants besides the default that provision from claims without an identity link. */
+  unlinkedProvisioning?: number;
 }
 
 export interface SetupStatusResult {
@@ -113,6 +117,13 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
       );
     }
   }
+  if (f.multiTenantMode && f.tenantIdClaim && (f.unlinkedProvisioning ?? 0) > 0) {
+    // Names collide and users of some providers mint them; ids do not (PRODUCT.md §13).
+    out.push(
+      `${plural(f.unlinkedProvisioning!, 'tenant provisions', 'tenants provision')} members from name claims without an identity link, while tokens carry organization ids ` +
+        `(${f.tenantIdClaim}): link each to its organization (identity_links in PUT /api/setup/tenant/{tenant_id}) so only that organization's members join it.`,
+    );
+  }
   if (f.pendingApproval > 0) {
     out.push(
       `${plural(f.pendingApproval, 'tenant awaits', 'tenants await')} approval: list them with GET /api/setup/tenants and approve with ` +
@@ -150,6 +161,8 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     otherTenants: facts.otherTenants,
     pendingApproval: facts.pendingApproval,
     keyEncryptionSecretSet: config.keyEncryptionSecret !== null,
+    tenantIdClaim: config.jwtTenantIdClaim,
+    unlinkedProvisioning: facts.unlinkedProvisioning,
   });
   return {
     setupNeeded: !hasDefaultTenant,

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { databaseNow, TenantRow } from '../db/models';
 import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, sweepExpiredIdempotencyKeys } from '../db/queries/idempotency';
 import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../db/queries/tenant-delete';
+import { identityLinksOf, replaceIdentityLinks, type IdentityLink } from '../db/queries/identity-links';
 import { countTenants, searchTenants } from '../db/queries/tenant-search';
 import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { TENANT_TABLES, type TenantTable } from '../db/schema';
@@ -31,6 +32,30 @@ export interface CreateTenantInput {
   includeSampleData?: boolean;
   /** Default for tenants a platform admin creates: provision from claims of any issuer. */
   membershipPolicy?: Partial<MembershipPolicy>;
+  /** Organizations of identity providers naming the tenant (PRODUCT.md §13). */
+  identityLinks?: readonly IdentityLink[];
+}
+
+export type { IdentityLink } from '../db/queries/identity-links';
+
+/** A tenants row with its identity links, as platform admins read it. */
+export type LinkedTenantRow = TenantRow & { identityLinks: IdentityLink[] };
+
+/** `links` without repeated pairs, in a stable order. */
+function distinctLinks(links: readonly IdentityLink[]): IdentityLink[] {
+  const seen = new Map<string, IdentityLink>();
+  for (const l of links) seen.set(JSON.stringify([l.issuer, l.organizationId]), { issuer: l.issuer, organizationId: l.organizationId });
+  return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, l]) => l);
+}
+
+const linksData = (links: readonly IdentityLink[]) => links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId }));
+
+async function withLinks(trx: Transaction, rows: TenantRow[]): Promise<LinkedTenantRow[]> {
+  const links = await identityLinksOf(
+    trx,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => Object.assign(r, { identityLinks: links.get(r.id) ?? [] }));
 }
 
 export interface IdempotencyInput {
@@ -78,7 +103,11 @@ export function createRequestHash(input: CreateTenantInput): string {
     membership_policy: {
       provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
       claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+      // Absent unless on, so the hash of a request without it is what it always was.
+      roles_from_claims: input.membershipPolicy?.rolesFromClaims ? true : undefined,
     },
+    // Absent unless given, so the hash of a request without links is what it always was.
+    identity_links: input.identityLinks?.length ? linksData(distinctLinks(input.identityLinks)) : undefined,
   });
   return crypto.createHash('sha256').update(canonical).digest('hex');
 }
@@ -130,8 +159,11 @@ export async function createTenant(db: Database, origin: EventOrigin, input: Cre
       membershipPolicy: {
         provisionFromClaims: input.membershipPolicy?.provisionFromClaims ?? true,
         claimsIssuer: input.membershipPolicy?.claimsIssuer ?? null,
+        rolesFromClaims: input.membershipPolicy?.rolesFromClaims ?? false,
       },
     });
+    const links = distinctLinks(input.identityLinks ?? []);
+    if (links.length > 0) await replaceIdentityLinks(trx, tenant.id, links);
     const message = includeSampleData
       ? `Tenant '${tenant.name}' (${tenant.slug}) created with sample data.`
       : `Tenant '${tenant.name}' (${tenant.slug}) created.`;
@@ -139,7 +171,7 @@ export async function createTenant(db: Database, origin: EventOrigin, input: Cre
       action: 'tenant.created',
       tenantId: tenant.id,
       target: { type: 'tenant', id: tenant.id },
-      data: { tenant: tenantData(tenant), include_sample_data: includeSampleData },
+      data: { tenant: { ...tenantData(tenant), ...(links.length > 0 ? { identity_links: linksData(links) } : {}) }, include_sample_data: includeSampleData },
     });
     const response: StoredCreation = { tenant_id: tenant.id, name: tenant.name, slug: tenant.slug, message };
     if (key) await completeIdempotencyKey(trx, key.caller, key.key, tenant.id, { ...response });
@@ -157,7 +189,7 @@ export interface ListTenantsInput {
 }
 
 export interface TenantPage {
-  tenants: TenantRow[];
+  tenants: LinkedTenantRow[];
   totalCount: number;
   nextCursor: string | null;
 }
@@ -189,15 +221,15 @@ export async function listTenants(db: Database, input: ListTenantsInput): Promis
       // narrows): the page query would scan the table a second time to find nothing.
       if (totalCount === 0) return { tenants: [], totalCount: 0, nextCursor: null };
       const { page, nextCursor } = await pageByCreation((n, after) => searchTenants(trx, q, n, after), { limit, cursor: input.cursor });
-      return { tenants: page, totalCount, nextCursor };
+      return { tenants: await withLinks(trx, page), totalCount, nextCursor };
     },
     { isolationLevel: 'repeatable read', readOnly: true },
   );
 }
 
 /** The tenant with `id`, or 404 `Tenant not found` naming it. */
-export async function getTenant(db: Database, id: string): Promise<TenantRow> {
-  return withService(db, (trx) => findTenant(trx, id), { readOnly: true });
+export async function getTenant(db: Database, id: string): Promise<LinkedTenantRow> {
+  return withService(db, async (trx) => (await withLinks(trx, [await findTenant(trx, id)]))[0]!, { readOnly: true });
 }
 
 /** The tenant with `id` inside `trx`, or 404. */
@@ -217,6 +249,8 @@ export interface TenantPatch {
   status?: 'active' | 'pending_approval';
   /** Fields present change; `claims_issuer: null` clears the issuer restriction. */
   membershipPolicy?: Partial<MembershipPolicy>;
+  /** Replaces the tenant's identity links. */
+  identityLinks?: readonly IdentityLink[];
 }
 
 /**
@@ -225,7 +259,7 @@ export interface TenantPatch {
  * `pending_approval` (that would lock every single-tenant request out): both are 400.
  * A taken slug is the unique violation → 409 Conflict.
  */
-export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<TenantRow> {
+export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<LinkedTenantRow> {
   return withService(db, async (trx) => {
     // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
     // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
@@ -237,7 +271,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (current.is_default && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
-    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'updated_at'>> = {
+    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'roles_from_claims' | 'updated_at'>> = {
       updated_at: databaseNow(),
     };
     if (patch.name !== undefined) changes.name = patch.name;
@@ -246,11 +280,19 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (patch.status !== undefined) changes.status = patch.status;
     if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
     if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
+    if (patch.membershipPolicy?.rolesFromClaims !== undefined) changes.roles_from_claims = patch.membershipPolicy.rolesFromClaims;
     const row = await patchTenant(trx, id, changes);
+    const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
+    let linksAfter = linksBefore;
+    if (patch.identityLinks !== undefined) {
+      linksAfter = distinctLinks(patch.identityLinks);
+      await replaceIdentityLinks(trx, id, linksAfter);
+    }
     // Approving (pending_approval → active) is its own event; any other changed field is
     // tenant.updated with `before` and `after` of just those fields.
     const approved = current.status === 'pending_approval' && row!.status === 'active';
-    const diff = changedFields(tenantData(current), tenantData(row!));
+    const before: Record<string, unknown> = { ...tenantData(current), identity_links: linksData(linksBefore) };
+    const diff = changedFields(before, { ...tenantData(row!), identity_links: linksData(linksAfter) });
     if (approved) {
       delete diff.before.status;
       delete diff.after.status;
@@ -264,7 +306,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (!approved || Object.keys(diff.after).length > 0) {
       await recordEvent(trx, origin, { action: 'tenant.updated', tenantId: id, target: { type: 'tenant', id }, data: { ...diff, slug: row!.slug } });
     }
-    return row!;
+    return Object.assign(row!, { identityLinks: linksAfter });
   });
 }
 

@@ -3,7 +3,7 @@
  * one transaction, the tenant-owned rows written under row-level security for the new tenant.
  */
 import { TenantRow, UserRow } from '../db/models';
-import { enterTenantScope, type Transaction } from '../db/tenant-scope';
+import { setTenantScope, type Transaction } from '../db/tenant-scope';
 import { insertSampleData } from './sample-data';
 
 export interface NewTenant {
@@ -26,6 +26,8 @@ export interface NewTenant {
 export interface MembershipPolicy {
   provisionFromClaims: boolean;
   claimsIssuer: string | null;
+  /** The member's role follows the token's role claim on every request (PRODUCT.md §13). */
+  rolesFromClaims?: boolean;
 }
 
 export interface CreatedTenant {
@@ -49,9 +51,10 @@ export async function createTenantWithSampleData(trx: Transaction, input: NewTen
       registration: input.registration ?? null,
       provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
       claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+      roles_from_claims: input.membershipPolicy?.rolesFromClaims ?? false,
     })
     .returning('*');
-  await enterTenantScope(trx, tenant.id);
+  await setTenantScope(trx, tenant.id);
 
   let adminUserId: string | null = null;
   if (input.admin) {

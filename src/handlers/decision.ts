@@ -8,9 +8,9 @@ import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../
 import { mintTenantToken } from '../auth/tenant-tokens';
 import { ApiError } from '../errors';
 import { subjectHeaderValue } from '../http/decision';
-import { tenantEntry, type HandlerInput, type Reply } from './types';
+import { tenantRead, type HandlerInput, type Reply } from './types';
 
-export const decideTenantAccess = tenantEntry(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
+export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
   const m = ctx.membership;
   // A platform admin may read any tenant here, but the product needs a member (a user id and a
   // role in the tenant); the operator's standing in tenant-service is not a role in the product.

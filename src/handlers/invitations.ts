@@ -19,9 +19,9 @@ import type {
 import type { InvitationRow } from '../db/models';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
-import type { TenantEntry } from '../context/request';
+import type { EnteredTenant } from '../context/request';
 import { toMember, toTenant } from './mappers';
-import { authenticated, tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
+import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null): string | null => (d === null ? null : iso(d));
@@ -47,7 +47,7 @@ function withToken(issued: invitations.IssuedInvitation): InvitationWithToken {
   return { ...toInvitation(issued.invitation), token: issued.token, accept_url: issued.acceptUrl };
 }
 
-function invitationContext(ctx: TenantEntry): invitations.InvitationContext {
+function invitationContext(ctx: EnteredTenant): invitations.InvitationContext {
   return {
     tenant: { id: ctx.tenant.id, name: ctx.tenant.name, slug: ctx.tenant.slug },
     inviter: {
@@ -63,9 +63,9 @@ function invitationContext(ctx: TenantEntry): invitations.InvitationContext {
   };
 }
 
-// Create and resend are `tenantEntry`: the domain commits the invitation in its own short
+// Create and resend are `tenantRead`: the domain commits the invitation in its own short
 // transaction and sends the mail after it, so a slow mail server holds no pooled connection.
-export const createInvitation = tenantEntry(
+export const createInvitation = tenantRead(
   async (ctx, input: HandlerInput<CreateInvitationData>): Promise<Reply<CreateInvitationResponses>> => {
     const issued = await invitations.createInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? 'member' });
     ctx.log.info({ invitation_id: issued.invitation.id, role: issued.invitation.role, delivery: issued.invitation.delivery }, 'Invitation created');
@@ -84,7 +84,7 @@ export const listInvitations = tenantScoped(
   },
 );
 
-export const resendInvitation = tenantEntry(
+export const resendInvitation = tenantRead(
   async (ctx, input: HandlerInput<ResendInvitationData>): Promise<Reply<ResendInvitationResponses>> => {
     const issued = await invitations.resendInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), input.path.invitation_id);
     ctx.log.info({ invitation_id: issued.invitation.id, delivery: issued.invitation.delivery }, 'Invitation resent');

@@ -8,8 +8,13 @@ import type { Membership, ResolvedTenant } from '../context/request';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 
+/** `identity_links`, present when the tenant has any (absent: none). */
+function linksOf(links: ReadonlyArray<{ issuer: string; organizationId: string }>): Pick<Tenant, 'identity_links'> {
+  return links.length > 0 ? { identity_links: links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {};
+}
+
 /** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
-export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
+export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyArray<{ issuer: string; organizationId: string }> }) | ResolvedTenant): Tenant {
   if ('isDefault' in t) {
     return {
       tenant_id: t.id,
@@ -17,7 +22,8 @@ export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
       slug: t.slug,
       settings: t.settings,
       status: t.status,
-      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer },
+      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer, ...(t.rolesFromClaims ? { roles_from_claims: true } : {}) },
+      ...linksOf(t.identityLinks),
       created_at: iso(t.createdAt),
       updated_at: iso(t.updatedAt),
     };
@@ -28,7 +34,8 @@ export function toTenant(t: TenantRow | ResolvedTenant): Tenant {
     slug: t.slug,
     settings: t.settings,
     status: t.status,
-    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer },
+    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer, ...(t.roles_from_claims ? { roles_from_claims: true } : {}) },
+    ...('identityLinks' in t ? linksOf(t.identityLinks) : {}),
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
   };

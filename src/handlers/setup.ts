@@ -3,6 +3,7 @@
  * validated input, calls one domain function and maps its result to the generated types.
  */
 import type {
+  IdentityLink,
   CreateTenantData,
   CreateTenantResponses,
   DeleteTenantData,
@@ -32,7 +33,13 @@ function toPolicy(p: MembershipPolicyInput | undefined): Partial<MembershipPolic
   return {
     ...(p.provision_from_claims !== undefined ? { provisionFromClaims: p.provision_from_claims } : {}),
     ...(p.claims_issuer !== undefined ? { claimsIssuer: p.claims_issuer } : {}),
+    ...(p.roles_from_claims !== undefined ? { rolesFromClaims: p.roles_from_claims } : {}),
   };
+}
+
+/** The request's identity_links for the domain. */
+function toLinks(links: IdentityLink[] | undefined): admin.IdentityLink[] | undefined {
+  return links?.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id }));
 }
 
 export const getSetupStatus = authenticated(async (ctx): Promise<Reply<GetSetupStatusResponses>> => {
@@ -50,6 +57,7 @@ export const getSetupStatus = authenticated(async (ctx): Promise<Reply<GetSetupS
       default_tenant_slug: s.defaultTenantSlug,
       multi_tenant_mode: s.multiTenantMode,
       auth_provider: s.authProvider,
+      ...(ctx.config.idpPreset ? { idp_preset: ctx.config.idpPreset } : {}),
       recommendations: s.recommendations,
     },
   };
@@ -66,6 +74,7 @@ export const createTenant = authenticated(async (ctx, input: HandlerInput<Create
       settings: input.body.settings,
       includeSampleData: input.body.include_sample_data,
       membershipPolicy: toPolicy(input.body.membership_policy),
+      identityLinks: toLinks(input.body.identity_links),
     },
     key !== undefined ? { caller: { issuer: ctx.caller.issuer, subject: ctx.caller.subject }, key } : undefined,
   );
@@ -92,6 +101,7 @@ export const updateTenant = authenticated(async (ctx, input: HandlerInput<Update
     settings: b.settings,
     status: b.status,
     membershipPolicy: toPolicy(b.membership_policy),
+    identityLinks: toLinks(b.identity_links),
   });
   ctx.log.info({ tenant_id: row.id, tenant_slug: row.slug, fields: Object.keys(b) }, 'Tenant updated');
   return { status: 200, body: toTenant(row) };

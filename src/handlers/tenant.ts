@@ -21,10 +21,10 @@ import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
-import { tenantEntry, tenantScoped, type HandlerInput, type Reply } from './types';
+import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
-// One statement (app_enter_tenant) answers it: no transaction stays open for this handler.
-export const getCurrentTenant = tenantEntry(
+// One statement (app_tenant_facts) answers an existing member: no transaction stays open.
+export const getCurrentTenant = tenantRead(
   async (ctx): Promise<Reply<GetCurrentTenantResponses>> => ({
     status: 200,
     body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
@@ -32,7 +32,7 @@ export const getCurrentTenant = tenantEntry(
 );
 
 // Resolved like GET /api/tenant (one statement); signing needs no transaction either.
-export const issueTenantToken = tenantEntry(async (ctx): Promise<Reply<IssueTenantTokenResponses>> => {
+export const issueTenantToken = tenantRead(async (ctx): Promise<Reply<IssueTenantTokenResponses>> => {
   if (!ctx.membership) {
     throw new ApiError('accessDenied', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
   }

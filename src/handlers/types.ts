@@ -5,7 +5,7 @@
  * extra handler, a handler typed for another operation, or a handler whose context does not fit
  * the operation's access level fails `npm run typecheck` (test/types/operation-table.fixture.ts).
  */
-import type { AuthenticatedContext, RequestContext, TenantContext, TenantEntry } from '../context/request';
+import type { AuthenticatedContext, EnteredTenant, RequestContext, TenantContext } from '../context/request';
 import type { HandlerInput, HandlerOf, Reply } from '../http/handler-contract';
 import type { OperationTypes } from './operations.gen';
 
@@ -22,7 +22,7 @@ export type HandlerFor<K extends OperationId> = AccessOf<K> extends 'public'
   ? HandlerOf<'public', RequestContext, InputOf<K>, ReplyOf<K>>
   : AccessOf<K> extends 'caller' | 'platformAdmin'
     ? HandlerOf<'caller', AuthenticatedContext, InputOf<K>, ReplyOf<K>>
-    : HandlerOf<'tenant', TenantContext, InputOf<K>, ReplyOf<K>> | HandlerOf<'tenantEntry', TenantEntry, InputOf<K>, ReplyOf<K>>;
+    : HandlerOf<'tenant', TenantContext, InputOf<K>, ReplyOf<K>> | HandlerOf<'tenantRead', EnteredTenant, InputOf<K>, ReplyOf<K>>;
 
 /** The operation table: exactly one handler per operationId of openapi.yaml. */
 export type OperationTable = { readonly [K in OperationId]: HandlerFor<K> };
@@ -52,8 +52,8 @@ export function tenantScoped<I, R>(fn: (ctx: TenantContext, input: I) => Promise
 
 /**
  * A tenant operation that needs nothing but the resolved tenant and membership: they come from
- * one statement (app_enter_tenant, its own transaction), and the handler gets no `trx`.
+ * one statement (app_tenant_facts, its own transaction), and the handler gets no `trx`.
  */
-export function tenantEntry<I, R>(fn: (ctx: TenantEntry, input: I) => Promise<R>): HandlerOf<'tenantEntry', TenantEntry, I, R> {
-  return { kind: 'tenantEntry', run: fn };
+export function tenantRead<I, R>(fn: (ctx: EnteredTenant, input: I) => Promise<R>): HandlerOf<'tenantRead', EnteredTenant, I, R> {
+  return { kind: 'tenantRead', run: fn };
 }

@@ -4,12 +4,11 @@
  * tenant, or a platform admin), tenantAdmin (an admin of it, or a platform admin) and
  * tenantPlatformAdmin (a platform admin acting in the resolved tenant; its own admins may not:
  * adding a person directly is the operator's act, tenant admins invite).
- * The tenant levels finish after the tenant is entered: membership is known only then.
+ * The tenant levels are decided with the tenant's facts, once it is entered
+ * (src/tenancy/decide.ts): membership and role are known only then.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
-import type { TenantEntry } from '../context/request';
-import type { ContractOperation } from './contract';
 import { stateOf } from './request-state';
 
 /** Stage: caller-level access (before the tenant is entered). */
@@ -24,18 +23,4 @@ export function accessStage(): RequestHandler {
     }
     next();
   };
-}
-
-/**
- * Tenant-level access, once the tenant is entered. Membership itself (tenantMember) was decided
- * by entering: a caller who is neither a member nor a platform admin got 403 Access denied there.
- */
-export function checkTenantAccess(op: ContractOperation, entry: TenantEntry): void {
-  if (op.access === 'tenantPlatformAdmin') {
-    if (entry.caller.isPlatformAdmin) return;
-    throw new ApiError('forbidden', `Only platform admins may call ${op.method} ${op.path}, not the tenant's own admins.`);
-  }
-  if (op.access !== 'tenantAdmin') return;
-  if (entry.membership?.role === 'admin' || entry.caller.isPlatformAdmin) return;
-  throw new ApiError('forbidden', `Only admins of tenant '${entry.tenant.slug}' may call ${op.method} ${op.path}.`);
 }

@@ -6,8 +6,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { AnyHandler, HandlerInput, Reply } from './handler-contract';
-import { enterTenant, enterTenantOnly } from '../tenancy/enter';
-import { checkTenantAccess } from './access';
+import { enterTenant } from '../tenancy/enter';
 import { observeTenantResolution } from './metrics';
 import type { AuthenticatedContext, RequestContext } from '../context/request';
 import type { ContractOperation } from './contract';
@@ -20,9 +19,9 @@ const KINDS_FOR_ACCESS: Record<ContractOperation['access'], ReadonlyArray<AnyHan
   public: ['public'],
   caller: ['caller'],
   platformAdmin: ['caller'],
-  tenantMember: ['tenant', 'tenantEntry'],
-  tenantAdmin: ['tenant', 'tenantEntry'],
-  tenantPlatformAdmin: ['tenant', 'tenantEntry'],
+  tenantMember: ['tenant', 'tenantRead'],
+  tenantAdmin: ['tenant', 'tenantRead'],
+  tenantPlatformAdmin: ['tenant', 'tenantRead'],
 };
 
 /** Boot check (the types already say so): one handler per operation, of a kind its access level fits. */
@@ -69,23 +68,29 @@ async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerConte
     case 'public':
     case 'caller':
       return call(ctx, input);
-    case 'tenantEntry': {
-      const entry = await observeTenantResolution(ctx, tenantHeader(req), async (entered) => {
-        const e = await enterTenantOnly(ctx as AuthenticatedContext, tenantHeader(req));
-        entered(e.source);
-        return e;
-      });
-      checkTenantAccess(op, entry);
-      return call(entry, input);
-    }
-    case 'tenant':
-      return observeTenantResolution(ctx, tenantHeader(req), (entered) =>
-        enterTenant(ctx as AuthenticatedContext, tenantHeader(req), (tctx) => {
+    case 'tenantRead':
+    case 'tenant': {
+      if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin' && op.access !== 'tenantPlatformAdmin') {
+        throw new Error(`handler '${op.operationId}' is a tenant handler but x-access is '${op.access}'`);
+      }
+      const access = { level: op.access, method: op.method, path: op.path };
+      const header = tenantHeader(req);
+      const actx = ctx as AuthenticatedContext;
+      if (handler.kind === 'tenantRead') {
+        const entry = await observeTenantResolution(ctx, header, async (entered) => {
+          const e = await enterTenant(actx, header, access);
+          entered(e.source);
+          return e;
+        });
+        return call(entry, input);
+      }
+      return observeTenantResolution(ctx, header, (entered) =>
+        enterTenant(actx, header, access, (tctx) => {
           entered(tctx.source);
-          checkTenantAccess(op, tctx);
           return call(tctx, input);
         }),
       );
+    }
   }
 }
 

@@ -21,10 +21,10 @@ export type Reply<R> = {
 
 /**
  * How the pipeline runs a handler: `public` and `caller` get a RequestContext /
- * AuthenticatedContext; `tenant` runs inside the tenant's transaction; `tenantEntry` gets the
- * resolved tenant from one statement (no transaction is left open for it).
+ * AuthenticatedContext; `tenant` runs inside the tenant's transaction; `tenantRead` gets the
+ * entered tenant from one statement (no transaction is left open for it).
  */
-export type HandlerKind = 'public' | 'caller' | 'tenant' | 'tenantEntry';
+export type HandlerKind = 'public' | 'caller' | 'tenant' | 'tenantRead';
 
 export interface HandlerOf<Kind extends HandlerKind, C, I, R> {
   readonly kind: Kind;

@@ -196,7 +196,7 @@ export function resolutionOutcome(err: unknown): string {
  * Counts one tenant resolution of a tenant-scoped request. `run` enters the tenant and calls
  * `entered(source)` once it has (before the handler runs), so a handler's own error is not
  * counted as a failed resolution. A failure before that is counted with the error's kind and the
- * source the request asked through (the same pure decision enterTenant makes).
+ * source the request asked through (the same pure resolution enterTenant uses).
  */
 export async function observeTenantResolution<T>(
   ctx: RequestContext,
@@ -214,8 +214,8 @@ export async function observeTenantResolution<T>(
     if (!resolved && metrics?.tenantResolution) {
       let source: TenantSource | 'none' = 'single_tenant';
       if (ctx.config.multiTenantMode && ctx.caller) {
-        const wanted = requestedTenant({ claims: ctx.caller.claims, header, customClaim: ctx.config.jwtTenantClaim });
-        source = wanted.kind === 'tenant' ? wanted.source : wanted.kind === 'mismatch' ? 'header' : 'none';
+        const wanted = requestedTenant({ claims: ctx.caller.claims, header, customClaim: ctx.config.jwtTenantClaim, idClaim: ctx.config.jwtTenantIdClaim });
+        source = wanted.kind === 'tenant' ? wanted.source : wanted.kind === 'linked' ? 'organization_id_claim' : wanted.kind === 'mismatch' || wanted.kind === 'unlisted' ? 'header' : 'none';
       }
       metrics.tenantResolution(source, resolutionOutcome(err));
     }

@@ -1,56 +1,57 @@
 /**
- * Entering a tenant for a request (PRODUCT.md §3): which tenant the request names, then one
- * statement (app_enter_tenant, src/db/queries/enter-tenant.ts) that finds it, sets
- * app.tenant_id and reads or provisions the caller's membership. With `transaction` the
- * handler's queries follow in the same transaction; with `statement` the request needs nothing
- * more and the statement is its own transaction (one round trip).
+ * Entering a tenant for a request (PRODUCT.md §3, §13): which tenant the request names
+ * (./resolve), the facts of it in one statement (src/db/queries/enter-tenant.ts), the decision
+ * (./decide), and the rows the decision asks for. Without `run` the request needs nothing but the
+ * entry, and an existing member costs one statement that is its own transaction; with `run` the
+ * handler's queries follow in the same transaction.
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
-import type { AuthenticatedContext, Membership, ResolvedTenant, TenantContext, TenantEntry } from '../context/request';
-import { enterTenantOnce, withEnteredTenant, type EnterTenantParams, type EnterTenantRow } from '../db/queries/enter-tenant';
+import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../context/request';
+import { followTokenRole, insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
-import { CLAIM_SOURCES, requestedTenant, type TenantSource } from './resolve';
+import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
+import { readClaim, requestedTenant, type TenantSource } from './resolve';
 
-/** Which tenant the request names and whether the caller is provisioned on first use. */
-function wantedTenant(ctx: AuthenticatedContext, header: string | null): { args: EnterTenantParams; source: TenantSource } {
+/** The request's tenant request and the statement that reads its facts. */
+function askedTenant(ctx: AuthenticatedContext, header: string | null): { request: EntryRequest; query: TenantFactsQuery } {
   const { config, caller } = ctx;
-  let slug: string | null = null;
-  let source: TenantSource = 'single_tenant';
-  if (config.multiTenantMode) {
-    const wanted = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim });
-    if (wanted.kind === 'missing') {
-      throw new ApiError(
-        'missingTenant',
-        'The X-Tenant header is required in multi-tenant mode for this endpoint when the token carries no tenant claim.',
-        { multi_tenant_mode: true },
-      );
-    }
-    if (wanted.kind === 'mismatch') {
-      throw new ApiError(
-        'accessDenied',
-        `The token's '${wanted.claim}' claim names tenant '${wanted.claimSlug}' but the X-Tenant header names '${wanted.headerSlug}'.`,
-      );
-    }
-    slug = wanted.slug;
-    source = wanted.source;
-  }
-  // Claims (sources 1–4) are asserted by the identity provider: the caller may be provisioned
-  // as a member on first use, where the tenant's membership_policy allows it (decided inside
-  // app_enter_tenant). In single-tenant mode every caller belongs to the default tenant.
-  const provision = source === 'single_tenant' || CLAIM_SOURCES.has(source);
-  return { args: { slug, issuer: caller.issuer, subject: caller.subject, provision, email: caller.email, displayName: caller.name }, source };
+  const who = { issuer: caller.issuer, subject: caller.subject };
+  if (!config.multiTenantMode) return { request: { kind: 'default' }, query: { slug: null, ...who } };
+  const request = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim, idClaim: config.jwtTenantIdClaim });
+  const refusal = refusalOf(request);
+  if (refusal) throw refusal;
+  if (request.kind === 'tenant') return { request, query: { slug: request.slug, ...who } };
+  if (request.kind !== 'linked') throw new Error(`unexpected tenant request '${request.kind}'`);
+  // One id: the tenant linked to it. Several: the header chose (the decision checks its links).
+  if (request.organizationIds.length === 1) return { request, query: { slug: null, link: { issuer: caller.issuer, organizationId: request.organizationIds[0]! }, ...who } };
+  return { request, query: { slug: request.header, ...who } };
 }
 
-/** The tenant entry of a row, or the documented refusal (not found, pending, not a member). */
-function entryOf(ctx: AuthenticatedContext, row: EnterTenantRow | null, slug: string | null, source: TenantSource): TenantEntry {
-  if (!row) {
-    if (slug === null) throw new ApiError('unavailable', 'The default tenant does not exist; restart the service to recreate it.');
-    throw new ApiError('tenantNotFound', `Tenant '${slug}' not found.`);
-  }
-  const { caller } = ctx;
-  const tenant: ResolvedTenant = {
+function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFactsRow | null, access: TenantAccess): Extract<EntryDecision, { kind: 'enter' }> {
+  const facts = row && {
+    slug: row.tenant_slug,
+    status: row.tenant_status,
+    provisionFromClaims: row.tenant_provision_from_claims,
+    claimsIssuer: row.tenant_claims_issuer,
+    links: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
+    rolesFromClaims: row.tenant_roles_from_claims,
+    memberRole: row.user_role,
+  };
+  const roleClaim = ctx.config.jwtTenantRoleClaim;
+  const caller = {
+    issuer: ctx.caller.issuer,
+    isPlatformAdmin: ctx.caller.isPlatformAdmin,
+    tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)),
+  };
+  const d = decideEntry(request, facts, caller, access);
+  if (d.kind === 'refuse') throw d.error;
+  return d;
+}
+
+function tenantOf(row: TenantFactsRow): ResolvedTenant {
+  return {
     id: row.tenant_id,
     name: row.tenant_name,
     slug: row.tenant_slug,
@@ -59,50 +60,35 @@ function entryOf(ctx: AuthenticatedContext, row: EnterTenantRow | null, slug: st
     isDefault: row.tenant_is_default,
     provisionFromClaims: row.tenant_provision_from_claims,
     claimsIssuer: row.tenant_claims_issuer,
+    rolesFromClaims: row.tenant_roles_from_claims,
+    identityLinks: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
     createdAt: row.tenant_created_at,
     updatedAt: row.tenant_updated_at,
   };
-  if (tenant.status === 'pending_approval') {
-    throw new ApiError('tenantPending', `Tenant '${tenant.slug}' is awaiting approval by a platform admin.`);
-  }
-  const membership: Membership | null = row.user_id
-    ? {
-        userId: row.user_id,
-        issuer: caller.issuer,
-        subject: caller.subject,
-        email: row.user_email,
-        displayName: row.user_display_name,
-        role: row.user_role!,
-        createdAt: row.user_created_at!,
-      }
-    : null;
-  if (!membership && !caller.isPlatformAdmin) {
-    // A claim named a tenant that does not provision from it: say why, so the fix is clear.
-    const why = !CLAIM_SOURCES.has(source)
-      ? ''
-      : !tenant.provisionFromClaims
-        ? ' It admits new members by invitation only.'
-        : tenant.claimsIssuer !== null && tenant.claimsIssuer !== caller.issuer
-          ? ' It provisions members from the claims of another identity provider only.'
-          : '';
-    throw new ApiError('accessDenied', `The user does not belong to tenant '${tenant.slug}'.${why}`);
-  }
-  // Fields on the root logger's line, not a child logger: each field appears once.
-  ctx.services.logger.info(
-    { request_id: ctx.requestId, tenant_slug: tenant.slug, tenant_id: tenant.id, subject: caller.subject, issuer: caller.issuer, source, provisioned: row.provisioned },
-    'Tenant resolved for authenticated request',
-  );
-  return new EnteredTenant(ctx, tenant, membership, source);
 }
 
-/** A TenantEntry whose logger (request and tenant fields) is made only if a handler logs. */
-class EnteredTenant implements TenantEntry {
+function membershipOf(ctx: AuthenticatedContext, row: TenantFactsRow): Membership | null {
+  if (!row.user_id) return null;
+  const { caller } = ctx;
+  return {
+    userId: row.user_id,
+    issuer: caller.issuer,
+    subject: caller.subject,
+    email: row.user_email,
+    displayName: row.user_display_name,
+    role: row.user_role!,
+    createdAt: row.user_created_at!,
+  };
+}
+
+/** An EnteredTenant whose logger (request and tenant fields) is made only if a handler logs. */
+class Entered implements EnteredTenant {
   private child: Logger | null = null;
   readonly requestId: string;
   readonly ip: string | null;
-  readonly caller: TenantEntry['caller'];
-  readonly config: TenantEntry['config'];
-  readonly services: TenantEntry['services'];
+  readonly caller: EnteredTenant['caller'];
+  readonly config: EnteredTenant['config'];
+  readonly services: EnteredTenant['services'];
 
   constructor(
     ctx: AuthenticatedContext,
@@ -123,46 +109,101 @@ class EnteredTenant implements TenantEntry {
   }
 }
 
-class TenantTransaction extends EnteredTenant implements TenantContext {
+class InTransaction extends Entered implements TenantContext {
   constructor(
-    entry: EnteredTenant,
+    entry: Entered,
     readonly trx: Transaction,
   ) {
     super(entry, entry.tenant, entry.membership, entry.source);
   }
 }
 
-/**
- * Resolves the request's tenant and runs `fn` inside its transaction. Throws the ApiErrors of
- * PRODUCT.md §3 (missing, mismatch, not found, pending, access denied).
- */
-export async function enterTenant<T>(ctx: AuthenticatedContext, header: string | null, fn: (tctx: TenantContext) => Promise<T>): Promise<T> {
-  const { args, source } = wantedTenant(ctx, header);
-  return withEnteredTenant(ctx.services.db, args, async (row, trx) => {
-    const entry = entryOf(ctx, row, args.slug, source) as EnteredTenant;
-    if (row?.provisioned && entry.membership) {
-      // The caller became a member by this request (its token's claim named the tenant): the
-      // event is written in the same transaction as the membership.
-      const m = entry.membership;
-      await recordEvent(trx, originOf(ctx), {
-        action: 'member.provisioned',
-        tenantId: entry.tenant.id,
-        target: { type: 'member', id: m.userId },
-        data: { member: { user_id: m.userId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role }, source },
-      });
+function entered(ctx: AuthenticatedContext, tenant: ResolvedTenant, membership: Membership | null, source: TenantSource, provisioned: boolean): Entered {
+  const { caller } = ctx;
+  // Fields on the root logger's line, not a child logger: each field appears once.
+  ctx.services.logger.info(
+    { request_id: ctx.requestId, tenant_slug: tenant.slug, tenant_id: tenant.id, subject: caller.subject, issuer: caller.issuer, source, provisioned },
+    'Tenant resolved for authenticated request',
+  );
+  return new Entered(ctx, tenant, membership, source);
+}
+
+/** The transaction path: facts, decision, the membership a first use needs, then `run`. */
+function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, query: TenantFactsQuery, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T> {
+  return withTenantFacts(ctx.services.db, query, async (row, trx) => {
+    const d = decide(ctx, request, row, access);
+    const tenant = tenantOf(row!);
+    let membership = membershipOf(ctx, row!);
+    let made = false;
+    if (d.provision) {
+      const { caller } = ctx;
+      const inserted = await insertMembership(trx, { tenantId: tenant.id, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role ?? 'member' });
+      // Removed between the INSERT's conflict and the read (a concurrent removal): not a member.
+      if (!inserted) throw new ApiError('accessDenied', `The user does not belong to tenant '${tenant.slug}'.`);
+      const m = inserted.row;
+      membership = { userId: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, displayName: m.display_name, role: m.role, createdAt: m.created_at };
+      made = inserted.made;
+      if (made) {
+        // The caller became a member by this request: the event commits with the membership.
+        await recordEvent(trx, originOf(ctx), {
+          action: 'member.provisioned',
+          tenantId: tenant.id,
+          target: { type: 'member', id: m.id },
+          data: {
+            member: { user_id: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, display_name: m.display_name, role: m.role },
+            source: d.source,
+          },
+        });
+      }
+    } else if (d.role !== null && membership) {
+      const changed = await followTokenRole(trx, tenant.id, membership.userId, membership.role, d.role);
+      if (changed) {
+        const before = membership.role;
+        membership = { ...membership, role: changed.role };
+        // The identity provider made the change: its issuer is the actor, no subject of ours.
+        await recordEvent(
+          trx,
+          { actor: { issuer: ctx.caller.issuer, subject: null, email: null, platformAdmin: false }, requestId: ctx.requestId, ip: ctx.ip },
+          {
+            action: 'member.role_changed',
+            tenantId: tenant.id,
+            target: { type: 'member', id: membership.userId },
+            data: {
+              member: { user_id: membership.userId, issuer: membership.issuer, subject: membership.subject, email: membership.email, display_name: membership.displayName, role: changed.role },
+              before: { role: before },
+              after: { role: changed.role },
+              source: 'roles_from_claims',
+            },
+          },
+        );
+      } else {
+        // A concurrent request of this member changed it first and recorded the event.
+        membership = { ...membership, role: d.role };
+      }
     }
-    return fn(new TenantTransaction(entry, trx));
+    return run(new InTransaction(entered(ctx, tenant, membership, d.source, made), trx));
   });
 }
 
-/** Resolves the request's tenant in one statement (its own transaction); nothing stays open. */
-export async function enterTenantOnly(ctx: AuthenticatedContext, header: string | null): Promise<TenantEntry> {
-  const { args, source } = wantedTenant(ctx, header);
-  if (!args.provision) return entryOf(ctx, await enterTenantOnce(ctx.services.db, args), args.slug, source);
-  // A caller the tenant may provision: one statement without provisioning answers every request
-  // of an existing member. Only a first use (no membership yet) takes the transaction path, so
-  // the new membership and its member.provisioned event commit together.
-  const row = await enterTenantOnce(ctx.services.db, { ...args, provision: false });
-  if (!row || row.user_id || row.tenant_status === 'pending_approval') return entryOf(ctx, row, args.slug, source);
-  return enterTenant(ctx, header, async (tctx) => tctx);
+/**
+ * Enters the request's tenant: resolves it, reads its facts and decides (PRODUCT.md §3, §13),
+ * throwing the documented ApiError of a refusal. With `run`, runs it inside the tenant's
+ * transaction; without, returns the entry (one statement for an existing member).
+ */
+export function enterTenant(ctx: AuthenticatedContext, header: string | null, access: TenantAccess): Promise<EnteredTenant>;
+export function enterTenant<T>(ctx: AuthenticatedContext, header: string | null, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T>;
+export async function enterTenant<T>(
+  ctx: AuthenticatedContext,
+  header: string | null,
+  access: TenantAccess,
+  run?: (tctx: TenantContext) => Promise<T>,
+): Promise<T | EnteredTenant> {
+  const { request, query } = askedTenant(ctx, header);
+  if (run) return inTransaction(ctx, request, query, access, run);
+  const row = await readTenantFacts(ctx.services.db, query);
+  const d = decide(ctx, request, row, access);
+  if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!), d.source, false);
+  // A first use, or a role the token changed: the row and its event commit together, decided
+  // again on the facts read inside that transaction.
+  return inTransaction(ctx, request, query, access, async (tctx) => tctx);
 }

@@ -78,7 +78,13 @@ export function validBody(s0: Schema, unique: () => string, depth = 0): fc.Arbit
       return fc.array(validBody(s.items ?? {}, unique, depth + 1), { maxLength: 5 });
     case 'object': {
       const props = s.properties ?? {};
-      const known = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, validBody(v, unique, depth + 1)]));
+      const known = Object.fromEntries(
+        Object.entries(props).map(([k, v]) => {
+          const arb = validBody(v, unique, depth + 1);
+          // An identity link's id, unique like a slug, so a valid link is never a 409 by accident.
+          return [k, k === 'organization_id' ? (arb as fc.Arbitrary<string>).map((id) => `${unique()}${id}`.slice(0, resolve(v).maxLength ?? 255)) : arb];
+        }),
+      );
       const requiredKeys = s.required ?? [];
       let record = fc.record(known, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>;
       if (s.minProperties) record = record.filter((r) => Object.keys(r).length >= s.minProperties!);

@@ -2,10 +2,10 @@
  * src/db/queries/enter-tenant.ts fails closed: a tenant row produced by a statement that did
  * not run as the runtime role (a changed pool setup, a pooler) is refused, never served.
  */
-import { checkedRow, type EnterTenantRow } from '../../src/db/queries/enter-tenant';
+import { checkedRow, type TenantFactsRow } from '../../src/db/queries/enter-tenant';
 import { APP_ROLE } from '../../src/db/schema';
 
-const row = (db_user: string) => ({ db_user, tenant_id: 't', tenant_slug: 'acme' }) as unknown as EnterTenantRow;
+const row = (db_user: string) => ({ db_user, tenant_id: 't', tenant_slug: 'acme' }) as unknown as TenantFactsRow;
 
 it('passes the row that ran as the runtime role', () => {
   const r = row(APP_ROLE);

@@ -1,25 +1,32 @@
 /**
- * `app_enter_tenant`: resolution plus membership in the request's first statement. It sets
- * app.tenant_id for the transaction and reads (or, for IdP-asserted tenants, provisions) the
- * caller's membership under row-level security.
+ * The facts a tenant request is decided on, in the request's first statement
+ * (`app_tenant_facts`, migration 008): the tenant (by id, slug, identity link or the default),
+ * its membership policy and identity links, and the caller's membership. The statement also sets
+ * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
+ * decision is src/tenancy/decide.ts; the rows it asks for are written by `insertMembership` and
+ * `updateMemberRole` below.
  */
 import type { Knex } from 'knex';
 import { APP_ROLE } from '../schema';
-import { preparedName, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
+import { preparedName, queryRows, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
 
-export interface EnterTenantParams {
-  /** The tenant's slug; null with `tenantId` null means the default tenant (single-tenant mode). */
+export interface TenantFactsQuery {
+  /** The tenant's slug; with `tenantId` and `link` null, null means the default tenant. */
   readonly slug: string | null;
   readonly tenantId?: string | null;
+  /** Find the tenant by an identity link (used when `slug` and `tenantId` are null). */
+  readonly link?: { readonly issuer: string; readonly organizationId: string } | null;
+  /** The caller, whose membership is read. */
   readonly issuer: string;
   readonly subject: string;
-  /** Create the membership when missing (IdP-asserted tenant, or single-tenant mode). */
-  readonly provision: boolean;
-  readonly email: string | null;
-  readonly displayName: string | null;
 }
 
-export interface EnterTenantRow {
+export interface IdentityLinkRow {
+  issuer: string;
+  organization_id: string;
+}
+
+export interface TenantFactsRow {
   /** `current_user` in the same statement: must be the runtime role (checked, fail closed). */
   db_user: string;
   tenant_id: string;
@@ -30,15 +37,15 @@ export interface EnterTenantRow {
   tenant_is_default: boolean;
   tenant_created_at: Date;
   tenant_updated_at: Date;
+  tenant_provision_from_claims: boolean;
+  tenant_claims_issuer: string | null;
+  tenant_roles_from_claims: boolean;
+  tenant_links: IdentityLinkRow[];
   user_id: string | null;
   user_email: string | null;
   user_display_name: string | null;
   user_role: 'admin' | 'member' | null;
   user_created_at: Date | null;
-  provisioned: boolean;
-  /** The tenant's membership_policy (migration 004). */
-  tenant_provision_from_claims: boolean;
-  tenant_claims_issuer: string | null;
 }
 
 /**
@@ -48,58 +55,101 @@ export interface EnterTenantRow {
  * the connection came from a transaction pooler as the owner. `current_user`, read after the
  * function has run, is checked by `checkedRow`.
  */
-const SQL = `select current_user::text as db_user, e.tenant_id, e.tenant_name, e.tenant_slug, e.tenant_settings,
-   e.tenant_status, e.tenant_is_default, e.tenant_created_at, e.tenant_updated_at, e.user_id, e.user_email,
-   e.user_display_name, e.user_role, e.user_created_at, e.provisioned, e.tenant_provision_from_claims,
-   e.tenant_claims_issuer
- from app_enter_tenant(
-   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8) e`;
+const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
+   f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
+   f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at
+ from app_tenant_facts(
+   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7) f`;
 /**
- * Its prepared name. The columns are listed, not `e.*`: a later migration that adds a column to
- * the function's result leaves this statement's result type, and so its prepared plan, valid on
- * instances still running the previous release. A change to the statement gets a new name.
+ * Its prepared name (prepared statements live on one connection of one process). The columns
+ * are listed, not `f.*`, so a later migration that adds a result column leaves the prepared
+ * plan of this statement valid.
  */
 const NAME = 'tenant_service_enter_tenant_v1';
 
-function values(p: EnterTenantParams): unknown[] {
-  return [APP_ROLE, p.slug, p.tenantId ?? null, p.issuer, p.subject, p.provision, p.email, p.displayName];
+function values(q: TenantFactsQuery): unknown[] {
+  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject];
 }
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not
  * (a changed pool setup, a pooler) fails closed instead of serving tenant data without RLS. */
-export function checkedRow(rows: EnterTenantRow[]): EnterTenantRow | null {
+export function checkedRow(rows: TenantFactsRow[]): TenantFactsRow | null {
   const row = rows[0];
   if (!row) return null;
   if (row.db_user !== APP_ROLE) {
-    throw new Error(`app_enter_tenant ran as '${row.db_user}', not the runtime role ${APP_ROLE}: refusing to serve tenant data without row-level security`);
+    throw new Error(`app_tenant_facts ran as '${row.db_user}', not the runtime role ${APP_ROLE}: refusing to serve tenant data without row-level security`);
   }
   return row;
 }
 
 /**
- * The single-round-trip path (GET /api/tenant): the same statement alone on a pooled connection
- * (same role setting, same statement timeout), without knex's query builder and without
- * BEGIN/COMMIT. The statement is its own transaction; its role and app.tenant_id end with it.
+ * The single-round-trip path (GET /api/tenant): the statement alone on a pooled connection,
+ * without BEGIN/COMMIT. It is its own transaction; its role, app.tenant_id and locks end with it.
  */
-export async function enterTenantOnce(db: Knex, p: EnterTenantParams): Promise<EnterTenantRow | null> {
+export async function readTenantFacts(db: Knex, q: TenantFactsQuery): Promise<TenantFactsRow | null> {
   const client = db.client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
   const connection = await client.acquireConnection();
   try {
-    return checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p), preparedName(db, NAME)));
+    return checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), preparedName(db, NAME)));
   } finally {
     await client.releaseConnection(connection);
   }
 }
 
 /**
- * Opens the request's transaction (src/db/request-transaction.ts) and runs the statement as its
- * first, then `fn` with the row (null when no tenant matched) inside the same transaction.
+ * Opens the request's transaction (src/db/request-transaction.ts) with the statement as its
+ * first, then runs `fn` with the row (null when no tenant matched) in the same transaction.
  */
-export async function withEnteredTenant<T>(
-  db: Knex,
-  p: EnterTenantParams,
-  fn: (row: EnterTenantRow | null, trx: Knex.Transaction) => Promise<T>,
-): Promise<T> {
+export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (row: TenantFactsRow | null, trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const name = preparedName(db, NAME);
-  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<EnterTenantRow>(connection, SQL, values(p), name)), fn);
+  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), name)), fn);
+}
+
+/**
+ * Sets the member's role to `to` if it still is `from` (the token's role on a tenant with
+ * roles_from_claims). Null when a concurrent request changed it first: that one records the event.
+ */
+export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: 'admin' | 'member', to: 'admin' | 'member'): Promise<MembershipRow | null> {
+  const rows = await queryRows<MembershipRow>(
+    trx,
+    `update users set role = $4 where tenant_id = $1 and id = $2 and role = $3 returning id, email, display_name, role, created_at`,
+    [tenantId, userId, from, to],
+    'tenant_service_follow_token_role_v1',
+  );
+  return rows[0] ?? null;
+}
+
+export interface MembershipRow {
+  id: string;
+  email: string | null;
+  display_name: string | null;
+  role: 'admin' | 'member';
+  created_at: Date;
+}
+
+/**
+ * Makes the caller a member (inside the tenant's transaction). `made` is false when a
+ * concurrent first request made the row first: only the request that inserted it records the
+ * event. The row is locked FOR KEY SHARE either way, like the facts statement's.
+ */
+export async function insertMembership(
+  trx: Knex.Transaction,
+  m: { tenantId: string; issuer: string; subject: string; email: string | null; displayName: string | null; role: 'admin' | 'member' },
+): Promise<{ row: MembershipRow; made: boolean } | null> {
+  const inserted = await queryRows<MembershipRow>(
+    trx,
+    `insert into users (tenant_id, issuer, subject, email, display_name, role) values ($1, $2, $3, $4, $5, $6)
+     on conflict on constraint users_tenant_identity_unique do nothing
+     returning id, email, display_name, role, created_at`,
+    [m.tenantId, m.issuer, m.subject, m.email, m.displayName, m.role],
+    'tenant_service_insert_membership_v1',
+  );
+  if (inserted[0]) return { row: inserted[0], made: true };
+  const existing = await queryRows<MembershipRow>(
+    trx,
+    `select id, email, display_name, role, created_at from users
+      where tenant_id = $1 and issuer = $2 and subject = $3 for key share`,
+    [m.tenantId, m.issuer, m.subject],
+  );
+  return existing[0] ? { row: existing[0], made: false } : null;
 }

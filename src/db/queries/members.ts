@@ -14,7 +14,7 @@ import type { UserRow } from '../models';
  * Locks the tenant's admin rows (FOR NO KEY UPDATE, in id order) and returns their ids. Two
  * admin changes in one tenant thus run one after the other, and the second sees the first's
  * result. NO KEY UPDATE does not conflict with the FOR KEY SHARE that every in-flight request
- * holds on its caller's row (app_enter_tenant), so it never waits for ordinary traffic.
+ * holds on its caller's row (app_tenant_facts), so it never waits for ordinary traffic.
  */
 export async function lockAdmins(trx: Knex.Transaction, tenantId: string): Promise<string[]> {
   const rows = (await trx('users').where({ tenant_id: tenantId, role: 'admin' }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;

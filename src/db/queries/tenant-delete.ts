@@ -11,7 +11,7 @@ export type TableCounts = Record<TenantTable, number>;
 /**
  * Takes the tenant's entry lock exclusively for `trx`: waits for the requests in the tenant to
  * finish and holds new ones back until `trx` ends, so a steady stream of requests cannot starve
- * the delete (app_enter_tenant takes the same lock shared).
+ * the delete (app_tenant_facts takes the same lock shared).
  */
 export async function lockTenantExclusively(trx: Knex.Transaction, tenantId: string): Promise<void> {
   await trx.raw('select app_lock_tenant_exclusive(?)', [tenantId]);

@@ -1,0 +1,153 @@
+/**
+ * Who may enter a tenant and act in it (PRODUCT.md §3, §13): the one place that decides, as
+ * pure functions. `refusalOf` answers what the request alone settles (no tenant named, a claim
+ * naming several tenants without a choice, a claim and a header that disagree); `decideEntry`
+ * answers the rest from the facts one statement read (the tenant, its membership policy and
+ * identity links, the caller's membership). SQL fetches the facts and writes what the decision
+ * asks for; it decides nothing.
+ */
+import { ApiError } from '../errors';
+import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
+
+export interface IdentityLink {
+  readonly issuer: string;
+  readonly organizationId: string;
+}
+
+/** The facts of the tenant a request found (null: no tenant matched). */
+export interface TenantFacts {
+  readonly slug: string;
+  readonly status: 'active' | 'pending_approval';
+  readonly provisionFromClaims: boolean;
+  readonly claimsIssuer: string | null;
+  readonly links: readonly IdentityLink[];
+  /** membership_policy.roles_from_claims: the member's role follows the token. */
+  readonly rolesFromClaims: boolean;
+  /** The caller's role in it; null when not a member. */
+  readonly memberRole: 'admin' | 'member' | null;
+}
+
+/** What the request asked for, once `refusalOf` let it through. */
+export type EntryRequest = Extract<TenantRequest, { kind: 'tenant' } | { kind: 'linked' }> | { kind: 'default' };
+
+export interface EntryCaller {
+  readonly issuer: string;
+  readonly isPlatformAdmin: boolean;
+  /** The role the token's role claim gives (`tokenRole`); null when no role claim is configured. */
+  readonly tokenRole?: 'admin' | 'member' | null;
+}
+
+/** The role claim's value as a tenant role: `admin` (or a list holding it) → admin, else member. */
+export function tokenRole(value: unknown): 'admin' | 'member' {
+  return value === 'admin' || (Array.isArray(value) && value.includes('admin')) ? 'admin' : 'member';
+}
+
+/** The operation's tenant access level (x-access), with what names it in a refusal. */
+export interface TenantAccess {
+  readonly level: 'tenantMember' | 'tenantAdmin' | 'tenantPlatformAdmin';
+  readonly method: string;
+  readonly path: string;
+}
+
+export type EntryDecision =
+  | { readonly kind: 'refuse'; readonly error: ApiError }
+  /**
+   * Enter; `provision` asks for a membership to be made first (first use), with `role`; on an
+   * existing membership a non-null `role` is the token's role replacing the stored one.
+   */
+  | { readonly kind: 'enter'; readonly source: TenantSource; readonly provision: boolean; readonly role: 'admin' | 'member' | null };
+
+/** The refusals the request settles before any fact is read; null when it names a tenant. */
+export function refusalOf(request: TenantRequest): ApiError | null {
+  switch (request.kind) {
+    case 'missing':
+      return new ApiError(
+        'missingTenant',
+        'The X-Tenant header is required in multi-tenant mode for this endpoint when the token carries no tenant claim.',
+        { multi_tenant_mode: true },
+      );
+    case 'choose':
+      return new ApiError(
+        'missingTenant',
+        `The token's '${request.claim}' claim names several tenants (${request.listed.map((s) => `'${s}'`).join(', ')}): the X-Tenant header must choose one of them.`,
+        { multi_tenant_mode: true },
+      );
+    case 'mismatch':
+      return new ApiError('accessDenied', `The token's '${request.claim}' claim names tenant '${request.claimSlug}' but the X-Tenant header names '${request.headerSlug}'.`);
+    case 'unlisted':
+      return new ApiError('accessDenied', `The X-Tenant header names tenant '${request.headerSlug}', which the token's '${request.claim}' claim does not list.`);
+    default:
+      return null;
+  }
+}
+
+function sourceOf(request: EntryRequest): TenantSource {
+  return request.kind === 'default' ? 'single_tenant' : request.kind === 'linked' ? 'organization_id_claim' : request.source;
+}
+
+/** Why a caller who is not a member may not be made one (empty when no reason beyond that). */
+function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: EntryCaller): string | null {
+  if (request.kind === 'default') return null;
+  if (request.kind === 'linked') return facts.provisionFromClaims ? null : ' It admits new members by invitation only.';
+  if (!CLAIM_SOURCES.has(request.source)) return '';
+  if (!facts.provisionFromClaims) return ' It admits new members by invitation only.';
+  if (facts.claimsIssuer !== null && facts.claimsIssuer !== caller.issuer) return ' It provisions members from the claims of another identity provider only.';
+  // Names collide across providers and users mint them; ids do not (PRODUCT.md §13).
+  if (facts.links.length > 0) return ' It is linked to identity provider organizations: new members join through those links, never through a name claim.';
+  return null;
+}
+
+/**
+ * Decides a tenant request from its facts: not found, pending approval, a linked id that does
+ * not match, a member (or a platform admin) entering, a first use that provisions, or a refusal
+ * naming why; then the operation's tenant access level.
+ */
+export function decideEntry(request: EntryRequest, facts: TenantFacts | null, caller: EntryCaller, access: TenantAccess): EntryDecision {
+  const refuse = (error: ApiError): EntryDecision => ({ kind: 'refuse', error });
+  if (!facts) {
+    if (request.kind === 'default') return refuse(new ApiError('unavailable', 'The default tenant does not exist; restart the service to recreate it.'));
+    if (request.kind === 'linked' && request.header === null) {
+      return refuse(new ApiError('tenantNotFound', `No tenant is linked to organization '${request.organizationIds[0]}' of issuer '${caller.issuer}'.`));
+    }
+    return refuse(new ApiError('tenantNotFound', `Tenant '${request.kind === 'linked' ? request.header : request.slug}' not found.`));
+  }
+  if (request.kind === 'linked') {
+    const listed = facts.links.some((l) => l.issuer === caller.issuer && request.organizationIds.includes(l.organizationId));
+    if (request.header !== null && request.organizationIds.length === 1 && request.header !== facts.slug) {
+      return refuse(
+        new ApiError('accessDenied', `The token's '${request.claim}' claim names organization '${request.organizationIds[0]}', linked to tenant '${facts.slug}', but the X-Tenant header names '${request.header}'.`),
+      );
+    }
+    if (!listed) {
+      return refuse(new ApiError('accessDenied', `The X-Tenant header names tenant '${facts.slug}', which the token's '${request.claim}' claim does not list.`));
+    }
+  }
+  if (facts.status === 'pending_approval') return refuse(new ApiError('tenantPending', `Tenant '${facts.slug}' is awaiting approval by a platform admin.`));
+
+  // The token speaks for the tenant it names (a claim or a linked id): on a tenant whose role
+  // follows the token, that role replaces the stored one (the last-admin rule does not apply).
+  const named = request.kind === 'linked' || (request.kind === 'tenant' && CLAIM_SOURCES.has(request.source));
+  const fromToken = facts.rolesFromClaims && named && caller.tokenRole ? caller.tokenRole : null;
+  let role = facts.memberRole;
+  let provision = false;
+  let setRole: 'admin' | 'member' | null = null;
+  if (role === null) {
+    const why = provisionRefusal(request, facts, caller);
+    if (why === null) {
+      provision = true;
+      role = setRole = fromToken ?? 'member';
+    } else if (!caller.isPlatformAdmin) {
+      return refuse(new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${why}`));
+    }
+  } else if (fromToken !== null && fromToken !== role) {
+    role = setRole = fromToken;
+  }
+  // Adding a person directly is the operator's act: a tenant's own admins invite instead.
+  if (access.level === 'tenantPlatformAdmin' && !caller.isPlatformAdmin) {
+    return refuse(new ApiError('forbidden', `Only platform admins may call ${access.method} ${access.path}, not the tenant's own admins.`));
+  }
+  if (access.level === 'tenantAdmin' && role !== 'admin' && !caller.isPlatformAdmin) {
+    return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
+  }
+  return { kind: 'enter', source: sourceOf(request), provision, role: setRole };
+}

@@ -1,0 +1,40 @@
+// A real OpenID provider (oidc-provider, ESM-only, so a child process of the test) on a spare
+// port. argv[2] is JSON: { "<client_id>": { <extra access-token claims> } }; each client gets
+// client-credentials tokens (JWT, RS256) carrying its claims. Prints {"issuer": …} once listening.
+import crypto from 'node:crypto';
+import http from 'node:http';
+import Provider from 'oidc-provider';
+
+const claimsByClient = JSON.parse(process.argv[2] ?? '{}');
+const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const jwk = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomBytes(8).toString('hex'), alg: 'RS256', use: 'sig' };
+const RESOURCE = 'urn:tenant-api';
+
+const server = http.createServer();
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+
+const provider = new Provider(issuer, {
+  jwks: { keys: [jwk] },
+  cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
+  clients: Object.keys(claimsByClient).map((client_id) => ({
+    client_id,
+    client_secret: 'test-secret',
+    grant_types: ['client_credentials'],
+    redirect_uris: [],
+    response_types: [],
+  })),
+  features: {
+    devInteractions: { enabled: false },
+    clientCredentials: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => RESOURCE,
+      getResourceServerInfo: () => ({ scope: 'api', audience: RESOURCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+    },
+  },
+  extraTokenClaims: (_ctx, token) => claimsByClient[token.clientId] ?? {},
+});
+server.on('request', provider.callback());
+process.stdout.write(`${JSON.stringify({ issuer })}\n`);
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,233 @@
+/**
+ * The membership decision (src/tenancy/decide.ts) without a database: every row of PRODUCT.md
+ * §3's membership rules and §13's identity-provider rules, from facts as the statement reads them.
+ */
+import { decideEntry, refusalOf, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
+import { requestedTenant } from '../../src/tenancy/resolve';
+
+const ISS = 'https://idp.example';
+const member: TenantAccess = { level: 'tenantMember', method: 'GET', path: '/api/boards' };
+const adminOnly: TenantAccess = { level: 'tenantAdmin', method: 'POST', path: '/api/tenant/members' };
+const caller = { issuer: ISS, isPlatformAdmin: false };
+const platformAdmin = { issuer: ISS, isPlatformAdmin: true };
+
+const facts = (over: Partial<TenantFacts> = {}): TenantFacts => ({
+  slug: 'acme',
+  status: 'active',
+  provisionFromClaims: true,
+  claimsIssuer: null,
+  links: [],
+  rolesFromClaims: false,
+  memberRole: null,
+  ...over,
+});
+const byClaim: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'tenant_claim', claim: 'tenant' };
+const byHeader: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'header' };
+const byEmail: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'email_domain', claim: 'email' };
+const byDefault: EntryRequest = { kind: 'default' };
+const byLink = (ids: string[], header: string | null = null): EntryRequest => ({ kind: 'linked', organizationIds: ids, header, claim: 'org_id' });
+
+const refusal = (d: ReturnType<typeof decideEntry>) => {
+  if (d.kind !== 'refuse') throw new Error(`expected a refusal, got ${JSON.stringify(d)}`);
+  return { status: d.error.status, error: d.error.error, detail: d.error.detail };
+};
+
+describe('§3: what the request alone settles', () => {
+  it('no source → 400 Missing X-Tenant header, multi_tenant_mode true', () => {
+    const e = refusalOf(requestedTenant({ claims: {}, header: null, customClaim: null }))!;
+    expect(e.status).toBe(400);
+    expect(e.toBody('r')).toMatchObject({ error: 'Missing X-Tenant header', multi_tenant_mode: true });
+  });
+  it('a claim names A and X-Tenant names B → 403 Access denied naming both', () => {
+    const e = refusalOf(requestedTenant({ claims: { tenant: 'a' }, header: 'b', customClaim: null }))!;
+    expect(e.status).toBe(403);
+    expect(e.detail).toMatch(/'a'.*'b'/);
+  });
+  it('a tenant request passes through', () => {
+    expect(refusalOf(requestedTenant({ claims: { tenant: 'a' }, header: null, customClaim: null }))).toBeNull();
+  });
+});
+
+describe('§3: the tenant', () => {
+  it('unknown slug → 404 naming it', () => {
+    expect(refusal(decideEntry(byHeader, null, caller, member))).toEqual({ status: 404, error: 'Tenant not found', detail: "Tenant 'acme' not found." });
+  });
+  it('missing default tenant (single-tenant mode) → 503', () => {
+    expect(refusal(decideEntry(byDefault, null, caller, member)).status).toBe(503);
+  });
+  it('awaiting approval → 403 Tenant pending approval, for members and platform admins alike', () => {
+    for (const who of [caller, platformAdmin]) {
+      expect(refusal(decideEntry(byClaim, facts({ status: 'pending_approval', memberRole: 'admin' }), who, member))).toMatchObject({ status: 403, error: 'Tenant pending approval' });
+    }
+  });
+  it('a pending tenant never provisions', () => {
+    expect(refusal(decideEntry(byClaim, facts({ status: 'pending_approval' }), caller, member)).error).toBe('Tenant pending approval');
+  });
+});
+
+describe('§3: membership', () => {
+  it('an existing member enters whatever the source and policy, without provisioning', () => {
+    for (const req of [byClaim, byHeader, byEmail, byDefault]) {
+      expect(decideEntry(req, facts({ memberRole: 'member', provisionFromClaims: false }), caller, member)).toEqual({
+        kind: 'enter',
+        source: req.kind === 'default' ? 'single_tenant' : (req as { source: string }).source,
+        provision: false,
+        role: null,
+      });
+    }
+  });
+  it('single-tenant mode: every caller is provisioned in the default tenant', () => {
+    expect(decideEntry(byDefault, facts({ provisionFromClaims: false }), caller, member)).toEqual({ kind: 'enter', source: 'single_tenant', provision: true, role: 'member' });
+  });
+  it.each(['custom_claim', 'tenant_claim', 'organization_claim', 'namespace_claim'] as const)('a claim (%s) provisions where provision_from_claims is true', (source) => {
+    expect(decideEntry({ kind: 'tenant', slug: 'acme', source, claim: 'x' }, facts(), caller, member)).toEqual({ kind: 'enter', source, provision: true, role: 'member' });
+  });
+  it('a claim provisions when claims_issuer equals the token iss', () => {
+    expect(decideEntry(byClaim, facts({ claimsIssuer: ISS }), caller, member)).toMatchObject({ kind: 'enter', provision: true });
+  });
+  it('a claim from another issuer than claims_issuer → 403 saying so', () => {
+    expect(refusal(decideEntry(byClaim, facts({ claimsIssuer: 'https://other.example' }), caller, member))).toMatchObject({
+      status: 403,
+      error: 'Access denied',
+      detail: expect.stringMatching(/another identity provider/),
+    });
+  });
+  it('a claim where provision_from_claims is false → 403, invitation only', () => {
+    expect(refusal(decideEntry(byClaim, facts({ provisionFromClaims: false }), caller, member)).detail).toMatch(/invitation only/);
+  });
+  it.each([
+    ['header', byHeader],
+    ['email domain', byEmail],
+  ])('the %s never provisions → 403 Access denied', (_name, req) => {
+    expect(refusal(decideEntry(req, facts(), caller, member))).toEqual({ status: 403, error: 'Access denied', detail: "The user does not belong to tenant 'acme'." });
+  });
+  it('a platform admin who is not a member enters without a membership (header, email, refused claim)', () => {
+    for (const [req, f] of [
+      [byHeader, facts()],
+      [byEmail, facts()],
+      [byClaim, facts({ provisionFromClaims: false })],
+    ] as const) {
+      expect(decideEntry(req, f, platformAdmin, member)).toMatchObject({ kind: 'enter', provision: false });
+    }
+  });
+  it('a platform admin named by a provisioning claim is provisioned like anyone', () => {
+    expect(decideEntry(byClaim, facts(), platformAdmin, member)).toMatchObject({ kind: 'enter', provision: true });
+  });
+});
+
+describe('x-access tenantAdmin', () => {
+  it('a member → 403 Forbidden naming the operation', () => {
+    expect(refusal(decideEntry(byHeader, facts({ memberRole: 'member' }), caller, adminOnly))).toEqual({
+      status: 403,
+      error: 'Forbidden',
+      detail: "Only admins of tenant 'acme' may call POST /api/tenant/members.",
+    });
+  });
+  it('a first use (provisioned as member) → 403 Forbidden, nothing provisioned', () => {
+    expect(refusal(decideEntry(byClaim, facts(), caller, adminOnly)).error).toBe('Forbidden');
+  });
+  it('an admin, or a platform admin, enters', () => {
+    expect(decideEntry(byHeader, facts({ memberRole: 'admin' }), caller, adminOnly).kind).toBe('enter');
+    expect(decideEntry(byHeader, facts(), platformAdmin, adminOnly).kind).toBe('enter');
+  });
+});
+
+describe('x-access tenantPlatformAdmin', () => {
+  const operatorOnly: TenantAccess = { level: 'tenantPlatformAdmin', method: 'POST', path: '/api/tenant/members' };
+  it("a tenant's own admin → 403 Forbidden; a platform admin (member or not) enters", () => {
+    expect(refusal(decideEntry(byHeader, facts({ memberRole: 'admin' }), caller, operatorOnly))).toMatchObject({ status: 403, error: 'Forbidden', detail: expect.stringMatching(/not the tenant's own admins/) });
+    expect(decideEntry(byHeader, facts(), platformAdmin, operatorOnly).kind).toBe('enter');
+    expect(decideEntry(byHeader, facts({ memberRole: 'member' }), platformAdmin, operatorOnly).kind).toBe('enter');
+  });
+});
+
+describe('§13: several tenants in one claim', () => {
+  it('no header → 400 saying the header must choose', () => {
+    const e = refusalOf(requestedTenant({ claims: { organization: ['acme', 'globex'] }, header: null, customClaim: null }))!;
+    expect(e.error).toBe('Missing X-Tenant header');
+    expect(e.detail).toMatch(/names several tenants.*must choose/);
+  });
+  it('a header outside the set → 403 saying the token does not list it', () => {
+    const e = refusalOf(requestedTenant({ claims: { organization: { acme: { id: '1' }, globex: { id: '2' } } }, header: 'initech', customClaim: null }))!;
+    expect(e.status).toBe(403);
+    expect(e.detail).toMatch(/'initech'.*does not list/);
+  });
+  it('the header chooses one of them, provisioned like a claim', () => {
+    const req = requestedTenant({ claims: { organization: ['acme', 'globex'] }, header: 'globex', customClaim: null });
+    expect(req).toEqual({ kind: 'tenant', slug: 'globex', source: 'organization_claim', claim: 'organization' });
+    expect(decideEntry(req as EntryRequest, facts({ slug: 'globex' }), caller, member)).toMatchObject({ kind: 'enter', provision: true });
+  });
+});
+
+describe('§13: links by organization id', () => {
+  const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
+  it('one linked id enters its tenant, source organization_id_claim, provisioning per policy', () => {
+    expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
+  });
+  it("the link's issuer stands in for claims_issuer", () => {
+    expect(decideEntry(byLink(['org_1']), { ...linked, claimsIssuer: 'https://other.example' }, caller, member)).toMatchObject({ provision: true });
+  });
+  it('provision_from_claims false: a linked id needs a membership', () => {
+    expect(refusal(decideEntry(byLink(['org_1']), { ...linked, provisionFromClaims: false }, caller, member)).detail).toMatch(/invitation only/);
+    expect(decideEntry(byLink(['org_1']), { ...linked, provisionFromClaims: false, memberRole: 'member' }, caller, member)).toMatchObject({ kind: 'enter', provision: false });
+  });
+  it('an id linked to no tenant → 404 naming it', () => {
+    expect(refusal(decideEntry(byLink(['org_9']), null, caller, member))).toMatchObject({ status: 404, detail: expect.stringMatching(/'org_9'/) });
+  });
+  it('a header naming another tenant than the linked one → 403', () => {
+    expect(refusal(decideEntry(byLink(['org_1'], 'globex'), linked, caller, member))).toMatchObject({ status: 403, error: 'Access denied' });
+  });
+  it('several ids: the header chooses a tenant whose link is among them', () => {
+    expect(decideEntry(byLink(['org_0', 'org_1'], 'acme'), linked, caller, member)).toMatchObject({ kind: 'enter', source: 'organization_id_claim' });
+  });
+  it('several ids: a header tenant linked to none of them → 403 not listed', () => {
+    expect(refusal(decideEntry(byLink(['org_2', 'org_3'], 'acme'), linked, caller, member)).detail).toMatch(/does not list/);
+  });
+  it('the same id from another issuer never matches', () => {
+    const other = { issuer: 'https://other.example', isPlatformAdmin: false };
+    expect(refusal(decideEntry(byLink(['org_0', 'org_1'], 'acme'), linked, other, member)).status).toBe(403);
+  });
+  it('a linked tenant never provisions from a name claim, but admits its existing members by one', () => {
+    expect(refusal(decideEntry(byClaim, linked, caller, member)).detail).toMatch(/identity links|never through a name claim/);
+    expect(decideEntry(byClaim, { ...linked, memberRole: 'member' }, caller, member)).toMatchObject({ kind: 'enter', provision: false });
+  });
+});
+
+describe('§13: roles from the provider', () => {
+  const follows = facts({ rolesFromClaims: true, memberRole: 'member' });
+  const as = (role: 'admin' | 'member' | null) => ({ ...caller, tokenRole: role });
+
+  it('tokenRole: admin (or a list holding it) is admin, anything else member', () => {
+    expect([tokenRole('admin'), tokenRole(['x', 'admin']), tokenRole('org:admin'), tokenRole('Admin'), tokenRole(undefined), tokenRole({ admin: true })]).toEqual([
+      'admin',
+      'admin',
+      'member',
+      'member',
+      'member',
+      'member',
+    ]);
+  });
+  it('on: a promotion follows the token, and admits to admin operations at once', () => {
+    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin' });
+    expect(decideEntry(byLink(['org_1']), { ...follows, links: [{ issuer: ISS, organizationId: 'org_1' }] }, as('admin'), member)).toMatchObject({ role: 'admin' });
+  });
+  it('on: a demotion follows the token, the last admin included', () => {
+    expect(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), member)).toMatchObject({ kind: 'enter', role: 'member' });
+    expect(refusal(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), adminOnly)).error).toBe('Forbidden');
+  });
+  it('on: the same role changes nothing', () => {
+    expect(decideEntry(byClaim, follows, as('member'), member)).toMatchObject({ role: null });
+  });
+  it('on: a first use is provisioned with the token role', () => {
+    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin' });
+  });
+  it('off (the default): the token role is ignored', () => {
+    expect(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), member)).toMatchObject({ role: null });
+    expect(refusal(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), adminOnly)).error).toBe('Forbidden');
+    expect(decideEntry(byClaim, facts({ memberRole: 'admin' }), as('member'), adminOnly)).toMatchObject({ kind: 'enter', role: null });
+  });
+  it('no role claim configured, or a tenant the token does not name (header): ignored', () => {
+    expect(decideEntry(byClaim, follows, as(null), member)).toMatchObject({ role: null });
+    expect(decideEntry(byHeader, follows, as('admin'), member)).toMatchObject({ role: null });
+  });
+});
