@@ -98,15 +98,19 @@ describe('POST /api/setup/tenant', () => {
 
   it('409 Conflict naming the slug when it is taken, and nothing else is written', async () => {
     const existing = await createTenant();
-    const before = await ownerConnection()('tenants').count({ n: '*' });
+    // Other suites create tenants at the same time: look only at what this request could write.
+    const name = unique('Again');
+    const boardsBefore = await ownerConnection()('boards').where({ tenant_id: existing.id }).count({ n: '*' });
     const r = await request(t.app)
       .post('/api/setup/tenant')
       .set('Authorization', admin)
-      .send({ name: 'Again', slug: existing.slug, include_sample_data: true })
+      .send({ name, slug: existing.slug, include_sample_data: true })
       .expect(409);
     expect(r.body.error).toBe('Conflict');
     expect(r.body.detail).toContain(existing.slug);
-    expect(await ownerConnection()('tenants').count({ n: '*' })).toEqual(before);
+    expect(await ownerConnection()('tenants').where({ name }).count({ n: '*' })).toEqual([{ n: '0' }]);
+    expect(await ownerConnection()('tenants').where({ slug: existing.slug }).select('id', 'name')).toEqual([{ id: existing.id, name: existing.name }]);
+    expect(await ownerConnection()('boards').where({ tenant_id: existing.id }).count({ n: '*' })).toEqual(boardsBefore);
   });
 
   it.each([
