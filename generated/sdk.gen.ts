@@ -207,7 +207,7 @@ export const auditTenants = <ThrowOnError extends boolean = false>(options?: Opt
  * Every tenant's events and the platform-wide ones (`tenant_id` null), newest first,
  * cursor paged. Filters combine. Events of deleted tenants stay until the retention
  * period (SERVICE_EVENT_RETENTION_DAYS) ends. A page holds at most `limit` events and at
- * most 1 MiB of JSON: it may hold fewer events than `limit` while `next_cursor` is set.
+ * most 256 KiB of JSON: it may hold fewer events than `limit` while `next_cursor` is set.
  *
  */
 export const listEvents = <ThrowOnError extends boolean = false>(options?: Options<ListEventsData, ThrowOnError>) => (options?.client ?? client).get<ListEventsResponses, ListEventsErrors, ThrowOnError>({
@@ -615,7 +615,7 @@ export const acceptInvitation = <ThrowOnError extends boolean = false>(options: 
  * Tenant admins only: the events of this tenant (never another tenant's, never the
  * platform-wide ones: row-level security), newest first, cursor paged. A change made by a
  * platform admin shows its actor as `{"platform_admin": true}` only, and `ip` null (and
- * `actor_subject` never matches it). A page holds at most `limit` events and at most 1 MiB of JSON: it
+ * `actor_subject` never matches it). A page holds at most `limit` events and at most 256 KiB of JSON: it
  * may hold fewer events than `limit` while `next_cursor` is set.
  *
  */

@@ -4,55 +4,25 @@
  * --claim name=<json>` mints any claim shape, `tenant link|unlink` manage identity links and
  * `tenant update --roles-from-claims` the role policy.
  */
-import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import jwt from 'jsonwebtoken';
 import request from 'supertest';
 import type { Tenant } from '../generated/types.gen';
 import { contractProblem } from './helpers/contract';
-import { startTestApp, TEST_DATA_DIR, type TestApp } from './helpers/app';
-import { buildOnce } from './helpers/server-process';
+import type { TestApp } from './helpers/app';
+import { startCliServer, type CliServer } from './helpers/cli';
 import { adminToken, closeOwnerConnection, unique } from './factories';
 
-const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
 let t: TestApp;
-let server: http.Server;
-let baseUrl: string;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function tenantctl(args: string[]): Promise<Run> {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_URL: baseUrl, SERVICE_DATA_DIR: TEST_DATA_DIR };
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    proc.on('error', reject);
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+let cli: CliServer;
+const tenantctl = (args: string[], env: Record<string, string> = {}) => cli.tenantctl(args, env);
 
 beforeAll(async () => {
-  await buildOnce();
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
-  server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cli = await startCliServer({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  ({ t } = cli);
 }, 180_000);
 afterAll(async () => {
   await closeOwnerConnection();
-  await new Promise<void>((r) => server.close(() => r()));
-  await t.close();
+  await cli.close();
 });
 
 async function newTenant(): Promise<{ tenant_id: string; slug: string }> {

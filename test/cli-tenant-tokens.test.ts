@@ -3,57 +3,26 @@
  * against a listening server on the test database. The tenant token it prints verifies with jose
  * against the served JWKS; JSON output is checked against the contract.
  */
-import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import request from 'supertest';
 import type { KeyRotation, TenantToken } from '../generated/types.gen';
 import { contractProblem } from './helpers/contract';
-import { startTestApp, TEST_DATA_DIR, type TestApp } from './helpers/app';
-import { buildOnce } from './helpers/server-process';
+import type { TestApp } from './helpers/app';
+import { startCliServer, type CliServer } from './helpers/cli';
 import { closeOwnerConnection, createTenant, tenantWithMember, tokenFor } from './factories';
 
-const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
 let t: TestApp;
-let server: http.Server;
+let cli: CliServer;
 let baseUrl: string;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the binary with exactly these variables (plus PATH/HOME). */
-function tenantctl(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const merged = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_URL: baseUrl, SERVICE_DATA_DIR: TEST_DATA_DIR, ...env };
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    proc.on('error', reject);
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const tenantctl = (args: string[], env: Record<string, string> = {}) => cli.tenantctl(args, env);
 
 beforeAll(async () => {
-  await buildOnce();
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
-  server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cli = await startCliServer({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  ({ t, baseUrl } = cli);
 }, 180_000);
-
 afterAll(async () => {
   await closeOwnerConnection();
-  await new Promise<void>((r) => server.close(() => r()));
-  await t.close();
+  await cli.close();
 });
 
 describe('tenantctl tenant token', () => {

@@ -22,7 +22,7 @@ import yaml from 'js-yaml';
 import jwt from 'jsonwebtoken';
 import { writeCaddyfile, writeNginxConfig } from '../bench/scenarios/example-gateways';
 import { startTestApp, type TestApp } from './helpers/app';
-import { closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
+import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
 
 const ROOT = path.resolve(__dirname, '..');
 const NGINX = '/usr/sbin/nginx';
@@ -348,6 +348,74 @@ describe('the example product verifies tenant tokens (PRODUCT_AUTH=token)', () =
     ];
     for (const token of refused) expect((await send(product.port, 'GET', '/whoami', { Authorization: `Bearer ${token}` })).status).toBe(401);
     expect((await send(product.port, 'GET', '/whoami', { 'X-Tenant-Id': c.tenant_id, 'X-Tenant-Role': 'admin', 'X-User-Id': c.user_id })).status).toBe(401);
+  });
+});
+
+describe("the example product verifies tenant-service's own tenant tokens (PRODUCT_AUTH=token)", () => {
+  // Production timing scaled down: tokens live 2 s, instances reload the key set every 200 ms,
+  // a rotated key signs 3 s after it is published, and the product keeps the key set for 1 s.
+  let issuing: TestApp;
+  let issuingServer: http.Server;
+  let product: Awaited<ReturnType<typeof startProduct>>;
+
+  const mintFor = async (token: string, slug: string): Promise<string> => {
+    const r = await send((issuingServer.address() as AddressInfo).port, 'POST', '/api/tenant/token', { Authorization: `Bearer ${token}`, 'X-Tenant': slug });
+    expect(r.status).toBe(200);
+    return (JSON.parse(r.body) as { access_token: string }).access_token;
+  };
+  const whoami = (tenantToken: string) => send(product.port, 'GET', '/whoami', { Authorization: `Bearer ${tenantToken}` });
+
+  beforeAll(async () => {
+    issuing = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_TENANT_TOKEN_TTL: '2' }, { tenantTokenKeys: { refreshMs: 200, publishDelaySeconds: 3 } });
+    issuingServer = http.createServer(issuing.app);
+    await new Promise<void>((r) => issuingServer.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(issuingServer.address() as AddressInfo).port}`;
+    product = await startProduct({ PRODUCT_AUTH: 'token', TENANT_SERVICE_URL: url, TENANT_TOKEN_ISSUER: issuing.config.tenantTokenIssuer, JWKS_CACHE_MAX_AGE_MS: '1000' });
+  }, 120_000);
+  afterAll(async () => {
+    await product?.stop();
+    if (issuingServer) {
+      issuingServer.closeAllConnections();
+      await new Promise((r) => issuingServer.close(r));
+    }
+    await issuing?.close();
+  });
+
+  it('a token from POST /api/tenant/token verifies in the product, and is refused once it has expired', async () => {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const tenantToken = await mintFor(token, tenant.slug);
+    const r = await whoami(tenantToken);
+    expect({ status: r.status, body: JSON.parse(r.body) as unknown }).toEqual({
+      status: 200,
+      body: expect.objectContaining({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', userId: user.id, subject: user.subject, via: 'tenant-token' }),
+    });
+    // exp is whole seconds and jose allows no clock tolerance here: 3.5 s is past a 2 s token.
+    await new Promise((res) => setTimeout(res, 3_500));
+    expect((await whoami(tenantToken)).status).toBe(401);
+  });
+
+  it('a key rotation in the middle of a stream of verifications fails none', async () => {
+    const { tenant, token } = await tenantWithMember('member');
+    const statuses: number[] = [];
+    const kids = new Set<string>();
+    let rotated: { kid: string; previous_kid: string } | null = null;
+    let afterSwitch = 0;
+    for (let i = 0; afterSwitch < 15; i++) {
+      if (i > 1000) throw new Error(`the new key never signed; kids seen: ${[...kids].join(', ')}`);
+      if (i === 5) {
+        const r = await send((issuingServer.address() as AddressInfo).port, 'POST', '/api/setup/tenant-token-keys/rotate', { Authorization: `Bearer ${adminToken()}` });
+        expect(r.status).toBe(200);
+        rotated = JSON.parse(r.body) as { kid: string; previous_kid: string };
+      }
+      const tenantToken = await mintFor(token, tenant.slug);
+      const kid = (JSON.parse(Buffer.from(tenantToken.split('.')[0]!, 'base64url').toString('utf8')) as { kid: string }).kid;
+      kids.add(kid);
+      statuses.push((await whoami(tenantToken)).status);
+      if (rotated && kid === rotated.kid) afterSwitch++;
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    expect([...kids]).toEqual([rotated!.previous_kid, rotated!.kid]);
   });
 });
 

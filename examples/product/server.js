@@ -16,7 +16,9 @@
 //
 // Other settings: HOST (127.0.0.1), TENANT_TOKEN_ISSUER (SERVICE_TENANT_TOKEN_ISSUER; default
 // TENANT_SERVICE_URL), TENANT_TOKEN_AUDIENCE (tenant-service-products), TENANT_SERVICE_JWKS_URL
-// (default TENANT_SERVICE_URL + /.well-known/jwks.json).
+// (default TENANT_SERVICE_URL + /.well-known/jwks.json), JWKS_CACHE_MAX_AGE_MS (how long the key
+// set is kept before it is fetched again; jose's default, 10 minutes, is shorter than the
+// 15 minutes a rotated key is published before it signs).
 'use strict';
 
 const express = require('express');
@@ -49,9 +51,9 @@ function tenantTokenOf(req) {
 }
 
 /** A verifier of tenant tokens: ES256 against the service's key set, iss, aud, typ at+jwt, exp. */
-function tenantTokenVerifier({ jwksUrl, issuer, audience }) {
+function tenantTokenVerifier({ jwksUrl, issuer, audience, cacheMaxAge }) {
   // Fetched once, cached, and fetched again when a token names an unknown kid (a rotation).
-  const keys = createRemoteJWKSet(new URL(jwksUrl));
+  const keys = createRemoteJWKSet(new URL(jwksUrl), cacheMaxAge ? { cacheMaxAge } : {});
   return async (token) => {
     const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: ['ES256'], typ: 'at+jwt', requiredClaims: ['exp', 'sub'] });
     const { tenant_id: tenantId, tenant_slug: tenantSlug, tenant_role: role, user_id: userId } = payload;
@@ -115,6 +117,7 @@ if (require.main === module) {
     jwksUrl: process.env.TENANT_SERVICE_JWKS_URL ?? `${serviceUrl}/.well-known/jwks.json`,
     issuer: process.env.TENANT_TOKEN_ISSUER ?? serviceUrl,
     audience: process.env.TENANT_TOKEN_AUDIENCE ?? 'tenant-service-products',
+    cacheMaxAge: process.env.JWKS_CACHE_MAX_AGE_MS ? Number(process.env.JWKS_CACHE_MAX_AGE_MS) : undefined,
     log: (line) => process.stdout.write(`${JSON.stringify({ msg: 'request', ...line })}\n`),
   });
   const server = app.listen(Number(process.env.PORT ?? 3000), process.env.HOST ?? '127.0.0.1', () => {

@@ -190,10 +190,10 @@ export const DEFAULT_EVENT_PAGE = 100;
 
 /**
  * The largest events page, in bytes of its JSON body (PRODUCT.md allows up to 4 MiB). One
- * response is parsed and serialised in one go on the event loop; 1 MiB pages read the log as fast
- * as 4 MiB ones while stalling other callers far less (bench/scenarios/events.ts, large_reads).
+ * response is parsed and serialised in one go on the event loop, and 256 KiB pages stall other
+ * callers far less than 1 MiB ones (bench/scenarios/events.ts, large_reads).
  */
-export const MAX_EVENT_PAGE_BYTES = 1024 * 1024;
+export const MAX_EVENT_PAGE_BYTES = 256 * 1024;
 /** What the page's events may take: the rest is its envelope and `next_cursor`. */
 const PAGE_EVENTS_BUDGET = MAX_EVENT_PAGE_BYTES - 1024;
 /**
