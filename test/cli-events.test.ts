@@ -2,52 +2,25 @@
  * `tenantctl events list` as users run it: the compiled binary against a listening server on
  * the test database (the admin token is minted from the test data dir's local key).
  */
-import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import request from 'supertest';
 import type { Event } from '../generated/types.gen';
 import { contractProblem } from './helpers/contract';
-import { startTestApp, TEST_DATA_DIR, type TestApp } from './helpers/app';
-import { buildOnce } from './helpers/server-process';
+import type { TestApp } from './helpers/app';
+import { startCliServer, type CliServer } from './helpers/cli';
 import { adminToken, unique } from './factories';
 
 jest.setTimeout(180_000);
 
-const ROOT = path.resolve(__dirname, '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
 let t: TestApp;
-let server: http.Server;
-let baseUrl: string;
-
-function tenantctl(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SERVICE_URL: baseUrl, SERVICE_DATA_DIR: TEST_DATA_DIR },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    proc.on('error', reject);
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+let cli: CliServer;
+const tenantctl = (args: string[]) => cli.tenantctl(args);
 
 beforeAll(async () => {
-  await buildOnce();
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
-  server = http.createServer(t.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cli = await startCliServer({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  ({ t } = cli);
 }, 180_000);
 afterAll(async () => {
-  await new Promise<void>((r) => server.close(() => r()));
-  await t.close();
+  await cli.close();
 });
 
 it('lists a tenant\'s events newest first as JSON and as a table, filtered by action and time', async () => {

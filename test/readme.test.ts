@@ -5,10 +5,10 @@
  * on a spare SERVICE_PORT, its own fresh database and data dir). Any non-zero exit fails the
  * test: the blocks use `curl -f` or `expect_status <code>` for every request.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runProcess } from './helpers/cli';
 import { createFreshDatabase, type FreshDatabase } from './helpers/fresh-database';
 import { freePort } from './helpers/pg-cluster';
 import { buildOnce, startServerProcess, stopServer, waitUntilReady, type ServerProcess } from './helpers/server-process';
@@ -116,15 +116,7 @@ it('runs every README block marked readme-test, in order, without a failure', as
     SERVICE_PORT: String(port),
     SERVICE_DATA_DIR: dataDir,
   };
-  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const proc = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    proc.on('error', reject);
-    proc.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const result = await runProcess('bash', ['-c', script], { cwd: ROOT, env });
   const lastBlock = [...result.stderr.matchAll(/::: README\.md line (\d+)/g)].at(-1)?.[1];
   const report = `exit ${result.code}; last block started at README.md:${lastBlock}\n--- stderr (tail)\n${result.stderr.slice(-3000)}\n--- stdout (tail)\n${result.stdout.slice(-3000)}`;
   expect(result.code === 0 ? 'ok' : report).toBe('ok');
