@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import jwt from 'jsonwebtoken';
-import { writeCaddyfile, writeNginxConfig } from '../bench/scenarios/example-gateways';
+import { waitForPort, writeCaddyfile, writeNginxConfig } from '../bench/scenarios/example-gateways';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
 
@@ -38,22 +38,6 @@ async function sparePort(): Promise<number> {
   const { port } = s.address() as AddressInfo;
   await new Promise((r) => s.close(r));
   return port;
-}
-
-async function waitForPort(port: number, what: string, child: ChildProcess, log: () => string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log()}`);
-    const up = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on('error', () => resolve(false));
-    });
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not listen on ${port}:\n${log()}`);
 }
 
 interface Child {

@@ -3,7 +3,9 @@
  * ports changed, plus what running them outside the system's prefix needs (pid, logs and temp
  * files in a directory of ours, in the foreground). Shared by test/gateway.test.ts and the bench.
  */
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export interface GatewayPorts {
@@ -51,4 +53,21 @@ export function writeCaddyfile(dir: string, ports: GatewayPorts): string {
   const file = path.join(dir, 'Caddyfile');
   fs.writeFileSync(file, withPorts(fs.readFileSync(path.join(repositoryRoot(), 'examples', 'Caddyfile'), 'utf8'), ports));
   return file;
+}
+
+/** Waits until `child` listens on `port` (up to 30 s); `log` adds its output to a failure. */
+export async function waitForPort(port: number, what: string, child: ChildProcess, log: () => string = () => ''): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}):\n${log()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, '127.0.0.1', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.on('error', () => resolve(false));
+    });
+    if (up) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not listen on ${port}:\n${log()}`);
 }

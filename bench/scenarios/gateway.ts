@@ -12,7 +12,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { repositoryRoot, writeNginxConfig } from './example-gateways';
+import { repositoryRoot, waitForPort, writeNginxConfig } from './example-gateways';
 import type { BenchContext, Throughput } from './types';
 
 const NGINX = '/usr/sbin/nginx';
@@ -32,22 +32,6 @@ async function sparePort(): Promise<number> {
   const { port } = s.address() as AddressInfo;
   await new Promise((r) => s.close(r));
   return port;
-}
-
-async function listening(port: number, child: ChildProcess, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
-    const up = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, '127.0.0.1', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on('error', () => resolve(false));
-    });
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not listen on ${port}`);
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -92,11 +76,11 @@ export async function gatewayScenario(ctx: BenchContext) {
       stdio: 'ignore',
     });
     children.push(product);
-    await listening(productPort, product, 'the example product');
+    await waitForPort(productPort, 'the example product', product);
     const gatewayPort = await sparePort();
     const nginx = spawn(NGINX, writeNginxConfig(dir, { service: servicePort, product: productPort, gateway: gatewayPort }), { stdio: 'ignore' });
     children.push(nginx);
-    await listening(gatewayPort, nginx, 'nginx');
+    await waitForPort(gatewayPort, 'nginx', nginx);
 
     const direct = await decisionHeaders(servicePort, ctx.member);
     const viaNginx = `http://127.0.0.1:${gatewayPort}/whoami`;
