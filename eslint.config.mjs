@@ -78,6 +78,12 @@ const OUTSIDE_DB_SYNTAX = [
   },
 ];
 
+const CONSOLE_FORBIDDEN_GLOBALS = [
+  { name: 'fetch', message: 'Call the API through the generated client (@generated/sdk.gen or @generated/@tanstack/react-query.gen), not by hand.' },
+  { name: 'XMLHttpRequest', message: 'Call the API through the generated client, not by hand.' },
+  { name: 'localStorage', message: 'Tokens and session state stay in sessionStorage or memory, never localStorage (PRODUCT.md §15).' },
+];
+
 /** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
 const layerConfigs = LAYERS.map((layer) => {
   const outsideDb = layer.name !== 'db';
@@ -129,5 +135,14 @@ export default tseslint.config(
   {
     files: ['src/cli/**/*.ts', 'bench/**/*.ts', 'scripts/**'],
     rules: { 'no-console': 'off' },
+  },
+  {
+    // The console calls the API only through the generated client, and keeps tokens out of
+    // localStorage (PRODUCT.md §15).
+    files: ['console/src/**/*.ts', 'console/src/**/*.tsx'],
+    rules: {
+      'no-restricted-globals': ['error', ...CONSOLE_FORBIDDEN_GLOBALS],
+      'no-restricted-properties': ['error', ...CONSOLE_FORBIDDEN_GLOBALS.map(({ name, message }) => ({ object: 'window', property: name, message }))],
+    },
   },
 );

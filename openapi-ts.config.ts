@@ -4,5 +4,5 @@ import { defineConfig } from '@hey-api/openapi-ts';
 export default defineConfig({
   input: './openapi.yaml',
   output: { path: 'generated' },
-  plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk'],
+  plugins: ['@hey-api/client-fetch', '@hey-api/typescript', '@hey-api/sdk', '@tanstack/react-query'],
 });

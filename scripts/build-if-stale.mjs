@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * `npm start`'s prestart: compiles (tsc -p tsconfig.build.json) only when an input of the build
- * is newer than the last successful build, so a restart with unchanged sources starts at once.
+ * `npm start`'s prestart (and `npm ci`'s prepare): builds only what an input changed since its
+ * last successful build, so a restart with unchanged sources starts at once. Two builds:
  *
- * Inputs: everything under src/, generated/ and bench/, plus the tsconfig files, package.json and
- * package-lock.json (a changed dependency can change the types). The stamp dist/.build-stamp is
- * written after a successful build; a missing stamp or server entry means "build".
- * `--force` always builds.
+ * - the service: tsc -p tsconfig.build.json into dist/. Inputs: src/, generated/, bench/, the
+ *   tsconfig files, package.json and package-lock.json. Stamp: dist/.build-stamp.
+ * - the console: Vite (console/vite.config.mts) into dist/console. Inputs: console/, generated/,
+ *   package.json and package-lock.json. Stamp: dist/.console-build-stamp.
+ *
+ * A missing stamp or output means "build". `--force` builds both.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,10 +16,24 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const STAMP = path.join(ROOT, 'dist', '.build-stamp');
-const ENTRY = path.join(ROOT, 'dist', 'src', 'server.js');
-const INPUT_DIRS = ['src', 'generated', 'bench'];
-const INPUT_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'];
+const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const VITE = path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js');
+const TARGETS = [
+  {
+    name: 'service',
+    stamp: path.join(ROOT, 'dist', '.build-stamp'),
+    output: path.join(ROOT, 'dist', 'src', 'server.js'),
+    inputs: ['src', 'generated', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
+    command: [TSC, '-p', 'tsconfig.build.json'],
+  },
+  {
+    name: 'console',
+    stamp: path.join(ROOT, 'dist', '.console-build-stamp'),
+    output: path.join(ROOT, 'dist', 'console', 'index.html'),
+    inputs: ['console', 'generated', 'package.json', 'package-lock.json'],
+    command: [VITE, 'build', '--config', 'console/vite.config.mts'],
+  },
+];
 
 /** The newest modification time (ms) of a file or of any file below a directory; 0 when absent. */
 function newest(p) {
@@ -33,38 +49,37 @@ function newest(p) {
   return max;
 }
 
-/** Why a build is needed, or null when dist/ is up to date. */
-function staleReason() {
+/** Why `target` needs a build, or null when its output is up to date. */
+function staleReason(target) {
   if (process.argv.includes('--force')) return 'forced';
-  if (!fs.existsSync(ENTRY)) return 'no build yet';
+  if (!fs.existsSync(target.output)) return 'no build yet';
   let stamp;
   try {
-    stamp = fs.statSync(STAMP).mtimeMs;
+    stamp = fs.statSync(target.stamp).mtimeMs;
   } catch {
     return 'no build stamp';
   }
-  for (const input of [...INPUT_DIRS, ...INPUT_FILES]) {
+  for (const input of target.inputs) {
     if (newest(path.join(ROOT, input)) > stamp) return `${input} changed`;
   }
   return null;
 }
 
-const reason = staleReason();
-if (reason) {
-  process.stderr.write(`tenant-service: building (${reason})\n`);
+for (const target of TARGETS) {
+  const reason = staleReason(target);
+  if (!reason) continue;
+  process.stderr.write(`tenant-service: building the ${target.name} (${reason})\n`);
   const started = Date.now();
   try {
-    execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: ROOT,
-      stdio: 'inherit',
-    });
+    execFileSync(process.execPath, target.command, { cwd: ROOT, stdio: 'inherit' });
   } catch {
-    process.stderr.write('tenant-service: build failed\n');
+    process.stderr.write(`tenant-service: the ${target.name} build failed\n`);
     process.exit(1);
   }
   // The stamp takes the time the build STARTED: a file saved during the build triggers the next one.
-  fs.writeFileSync(STAMP, `${new Date(started).toISOString()}\n`);
-  fs.utimesSync(STAMP, new Date(started), new Date(started));
+  fs.mkdirSync(path.dirname(target.stamp), { recursive: true });
+  fs.writeFileSync(target.stamp, `${new Date(started).toISOString()}\n`);
+  fs.utimesSync(target.stamp, new Date(started), new Date(started));
 }
 
 // tsc writes 0644, and `npx tenantctl` runs the package's own bin (package.json "bin") directly.

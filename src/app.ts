@@ -1,7 +1,7 @@
 /**
  * createApp(config, services): assembles the pipeline from src/http, in ARCHITECTURE.md's order:
  *
- * helmet → request state (id, access line) → X-Tenant format → /docs and /openapi.{json,yaml}
+ * helmet → request state (id, access line) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
@@ -19,6 +19,7 @@ import { accessStage } from './http/access';
 import { bodyStage } from './http/body';
 import { readContractOperations } from './http/contract';
 import { checkOperationTable, dispatchStage } from './http/dispatch';
+import { createConsoleRouter, consoleStage } from './http/console';
 import { createDocsRouter, docsStage } from './http/docs';
 import { errorStage } from './http/error-response';
 import { gateStage, matchStage } from './http/match';
@@ -54,6 +55,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         requestStateStage(services),
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
+        consoleStage(createConsoleRouter(config)),
         tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)),
         matchStage(contract.router, operations),
         ...(services.rateLimiter ? [services.rateLimiter.middleware] : []),

@@ -33,6 +33,10 @@ export interface Config {
   readonly jwtSecret: string | null;
   readonly jwksUri: string | null;
   readonly oidcIssuer: string | null;
+  /** SERVICE_CONSOLE_CLIENT_ID: the OpenID client of the console's PKCE sign-in (PRODUCT.md §15). */
+  readonly consoleClientId: string | null;
+  /** SERVICE_CONSOLE_SCOPES: the scopes the console asks the OpenID provider for. */
+  readonly consoleScopes: string;
   readonly jwtIssuer: string | null;
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
@@ -203,6 +207,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const jwksUri = url('SERVICE_JWKS_URI', ['http:', 'https:']);
   const oidcIssuer = url('SERVICE_OIDC_ISSUER', ['http:', 'https:']);
+  const consoleClientId = str('SERVICE_CONSOLE_CLIENT_ID');
+  if (consoleClientId !== null && !oidcIssuer) problems.push('SERVICE_CONSOLE_CLIENT_ID: needs SERVICE_OIDC_ISSUER (the provider the console signs in with)');
+  const consoleScopes = (str('SERVICE_CONSOLE_SCOPES') ?? 'openid profile email').split(/[\s,]+/).filter(Boolean).join(' ');
+  if (!consoleScopes.split(' ').includes('openid')) problems.push("SERVICE_CONSOLE_SCOPES: must include 'openid'");
   const jwtIssuer = str('SERVICE_JWT_ISSUER');
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
@@ -332,6 +340,8 @@ export function loadConfig(env: Env = process.env): Config {
     jwtSecret,
     jwksUri,
     oidcIssuer,
+    consoleClientId,
+    consoleScopes,
     jwtIssuer,
     jwtAudience,
     jwtCacheSize,

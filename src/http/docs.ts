@@ -8,21 +8,16 @@
  *   GET /docs/assets/init.js           starts Scalar with the configuration embedded in /docs
  *
  * Everything the page needs comes from the service itself, so it works without internet, and
- * helmet's global Content-Security-Policy still applies (see `docsCsp` for the one change).
+ * helmet's global Content-Security-Policy still applies (see `pageCsp` in static-assets.ts).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
-import helmet from 'helmet';
 import yaml from 'js-yaml';
 import type { Config } from '../config';
 import { loadOpenApiDocument } from '../openapi-document';
 import { ApiError } from '../errors';
-
-const gzip = promisify(zlib.gzip);
+import { asset, pageCsp, sendAsset, type Asset } from './static-assets';
 
 /** The paths this router answers; the contract tests treat them as outside the API contract. */
 export const DOCS_PATHS = {
@@ -35,14 +30,6 @@ export const DOCS_PATHS = {
 
 const ALLOW = 'GET, HEAD';
 const HOST_PATTERN = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
-
-/** A static asset held in memory, with its gzip variant and a strong ETag. */
-interface Asset {
-  body: Buffer;
-  gzipped: Buffer | null;
-  etag: string;
-  contentType: string;
-}
 
 /**
  * Scalar configuration for /docs. It is data (no functions), embedded in the page as JSON and
@@ -117,37 +104,6 @@ function renderPage(bundleUrl: string): string {
 `;
 }
 
-function asset(body: Buffer | string, contentType: string): Asset {
-  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-  const etag = `"${crypto.createHash('sha256').update(buf).digest('base64url').slice(0, 27)}"`;
-  return { body: buf, gzipped: null, etag, contentType };
-}
-
-/**
- * Sends an in-memory asset: 304 on a matching If-None-Match, gzip when the client accepts it
- * (the Scalar bundle is 4 MB raw, about 1 MB gzipped).
- */
-async function sendAsset(req: Request, res: Response, a: Asset, cacheControl: string): Promise<void> {
-  res.setHeader('Cache-Control', cacheControl);
-  res.setHeader('ETag', a.etag);
-  res.setHeader('Vary', 'Accept-Encoding');
-  const inm = req.headers['if-none-match'];
-  if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) {
-    res.status(304).end();
-    return;
-  }
-  res.setHeader('Content-Type', a.contentType);
-  let body = a.body;
-  if (req.acceptsEncodings('gzip', 'identity') === 'gzip') {
-    a.gzipped ??= await gzip(a.body, { level: 6 });
-    body = a.gzipped;
-    res.setHeader('Content-Encoding', 'gzip');
-  }
-  res.setHeader('Content-Length', String(body.length));
-  if (req.method === 'HEAD') res.end();
-  else res.end(body);
-}
-
 /**
  * The base URL of this instance as the caller reached it. Express derives protocol and host
  * from X-Forwarded-Proto / X-Forwarded-Host only when `trust proxy` is on (config.trustProxy);
@@ -167,26 +123,6 @@ export function servedDocument(req: Request, config: Config): Record<string, unk
   const doc = loadOpenApiDocument();
   doc.servers = [{ url: instanceUrl(req, config), description: 'This instance' }];
   return doc;
-}
-
-/**
- * CSP for /docs: helmet's defaults (script-src 'self', connect-src 'self' via default-src,
- * object-src 'none', frame-ancestors 'self', ...): the page needs no inline script, no eval and
- * no remote origin. Two differences:
- * - font-src and style-src lose helmet's `https:`, so the browser itself refuses any remote font
- *   or stylesheet (the page must work offline; this is a tightening, not a loosening);
- * - over plain HTTP, `upgrade-insecure-requests` is left out, because it would rewrite the page's
- *   own http:// asset and API requests to https://, which an instance listening on plain HTTP
- *   (the default) cannot answer. Over HTTPS it stays.
- */
-function docsCsp(): RequestHandler {
-  const directives = {
-    fontSrc: ["'self'", 'data:'],
-    styleSrc: ["'self'", "'unsafe-inline'"],
-  };
-  const secure = helmet.contentSecurityPolicy({ useDefaults: true, directives });
-  const plain = helmet.contentSecurityPolicy({ useDefaults: true, directives: { ...directives, upgradeInsecureRequests: null } });
-  return (req, res, next) => (req.secure ? secure : plain)(req, res, next);
 }
 
 function methodNotAllowed(req: Request, _res: Response, next: NextFunction): void {
@@ -217,7 +153,7 @@ export function createDocsRouter(config: Config): Router {
     res.type('application/yaml; charset=utf-8').send(yaml.dump(servedDocument(req, config), { noRefs: true, lineWidth: -1 }));
   });
 
-  router.get(DOCS_PATHS.page, docsCsp(), (req, res, next) => {
+  router.get(DOCS_PATHS.page, pageCsp(), (req, res, next) => {
     sendAsset(req, res, page, 'no-cache').catch(next);
   });
   router.get(DOCS_PATHS.init, (req, res, next) => {

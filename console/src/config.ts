@@ -1,0 +1,25 @@
+/**
+ * The instance's console settings, embedded by the service in the page as JSON
+ * (`<script type="application/json" id="console-config">`, data the CSP lets through, never run).
+ */
+export interface ConsoleConfig {
+  /** The OpenID provider the console signs in with (authorization code + PKCE), or null. */
+  oidc: { issuer: string; clientId: string; scopes: string } | null;
+  /** SERVICE_AUTH_PROVIDER: `local` means sign-in links from `tenantctl console`. */
+  authProvider: 'local' | 'jwt' | 'jwks' | 'oidc';
+  multiTenantMode: boolean;
+}
+
+const FALLBACK: ConsoleConfig = { oidc: null, authProvider: 'local', multiTenantMode: true };
+
+function read(): ConsoleConfig {
+  const el = document.getElementById('console-config');
+  if (!el?.textContent) return FALLBACK;
+  try {
+    return { ...FALLBACK, ...(JSON.parse(el.textContent) as Partial<ConsoleConfig>) };
+  } catch {
+    return FALLBACK;
+  }
+}
+
+export const consoleConfig: ConsoleConfig = read();

@@ -1,0 +1,58 @@
+/**
+ * Sign-in with an OpenID provider: authorization code with PKCE, by oidc-client-ts. The state,
+ * the code verifier and the resulting user live in this tab's sessionStorage; the access token
+ * is what the console sends to the service as its bearer token. oidc-client-ts is loaded only
+ * when the instance has an OpenID provider, so the local-provider console does not download it.
+ */
+import type { UserManager } from 'oidc-client-ts';
+import { consoleConfig } from './config';
+import { BASE } from './router';
+
+let manager: UserManager | null = null;
+
+async function userManager(): Promise<UserManager | null> {
+  const oidc = consoleConfig.oidc;
+  if (!oidc) return null;
+  if (manager) return manager;
+  const { UserManager, WebStorageStateStore } = await import('oidc-client-ts');
+  manager = new UserManager({
+    authority: oidc.issuer,
+    client_id: oidc.clientId,
+    redirect_uri: `${window.location.origin}${BASE}/callback`,
+    post_logout_redirect_uri: `${window.location.origin}${BASE}/`,
+    response_type: 'code',
+    scope: oidc.scopes,
+    userStore: new WebStorageStateStore({ store: window.sessionStorage }),
+    stateStore: new WebStorageStateStore({ store: window.sessionStorage }),
+    automaticSilentRenew: false,
+    loadUserInfo: false,
+    monitorSession: false,
+  });
+  return manager;
+}
+
+export function oidcAvailable(): boolean {
+  return consoleConfig.oidc !== null;
+}
+
+/** Sends the browser to the provider's sign-in page; `returnTo` is the console path to come back to. */
+export async function startOidcSignIn(returnTo: string): Promise<void> {
+  const m = await userManager();
+  if (!m) throw new Error('No OpenID provider is configured for the console.');
+  await m.signinRedirect({ state: { returnTo } });
+}
+
+/** Finishes the redirect at /console/callback: the access token and the path to return to. */
+export async function completeOidcSignIn(): Promise<{ accessToken: string; returnTo: string }> {
+  const m = await userManager();
+  if (!m) throw new Error('No OpenID provider is configured for the console.');
+  const user = await m.signinRedirectCallback();
+  const state = user.state as { returnTo?: unknown } | undefined;
+  const returnTo = typeof state?.returnTo === 'string' && state.returnTo.startsWith('/') && !state.returnTo.startsWith('//') ? state.returnTo : '/';
+  return { accessToken: user.access_token, returnTo };
+}
+
+/** Forgets the provider's tokens in this tab (the provider's own session is left as it is). */
+export async function oidcSignOut(): Promise<void> {
+  await (await userManager())?.removeUser();
+}

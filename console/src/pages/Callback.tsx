@@ -1,0 +1,37 @@
+/** /console/callback: the OpenID provider sends the browser back here with the code. */
+import { useEffect, useState } from 'react';
+import { localProblem } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { Loading, Page } from '../components/Page';
+import { completeOidcSignIn } from '../oidc';
+import { Link, navigate } from '../router';
+import { storeToken } from '../session';
+
+let started: Promise<{ accessToken: string; returnTo: string }> | null = null;
+
+export default function Callback() {
+  const [failure, setFailure] = useState<string | null>(null);
+  useEffect(() => {
+    // Once per page load: the code may be exchanged only once (StrictMode runs effects twice).
+    started ??= completeOidcSignIn();
+    started
+      .then(({ accessToken, returnTo }) => {
+        storeToken(accessToken);
+        window.dispatchEvent(new Event('tenant-service:token'));
+        navigate(returnTo, { replace: true });
+      })
+      .catch((e: unknown) => {
+        const said = e instanceof Error && e.message ? ` The provider said: ${e.message}.` : '';
+        setFailure(`The sign-in could not be completed.${said} Start again from the sign-in page.`);
+      });
+  }, []);
+  if (!failure) return <Loading what="your sign-in" />;
+  return (
+    <Page title="Sign-in failed">
+      <ErrorNotice error={localProblem('Sign-in failed', failure)} />
+      <p>
+        <Link to="/signin">Back to sign-in</Link>
+      </p>
+    </Page>
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * Sign-in: with the OpenID provider when the instance has one (SERVICE_OIDC_ISSUER and
+ * SERVICE_CONSOLE_CLIENT_ID), and always the way of the `local` provider, a link printed by
+ * `tenantctl console`.
+ */
+import { useState } from 'react';
+import { localProblem } from '../api';
+import { ErrorNotice } from '../components/ErrorNotice';
+import { Page } from '../components/Page';
+import { consoleConfig } from '../config';
+import { oidcAvailable, startOidcSignIn } from '../oidc';
+import { useLocation } from '../router';
+import { takeNotice } from '../session';
+
+const notice = takeNotice();
+
+export default function SignIn() {
+  const loc = useLocation();
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<string | null>(null);
+  const returnTo = loc.path === '/signin' ? '/' : `${loc.path}${loc.query.size ? `?${loc.query.toString()}` : ''}`;
+  return (
+    <Page title="Sign in">
+      {notice ? (
+        <div className="notice" role="status">
+          <p>{notice}</p>
+        </div>
+      ) : null}
+      {oidcAvailable() ? (
+        <section aria-labelledby="signin-oidc">
+          <h2 id="signin-oidc">With your organization's sign-in</h2>
+          <p>You will be sent to {new URL(consoleConfig.oidc!.issuer).host} to sign in, then brought back here.</p>
+          <button
+            type="button"
+            className="primary"
+            disabled={busy}
+            onClick={() => {
+              setBusy(true);
+              setFailure(null);
+              startOidcSignIn(returnTo).catch(() => {
+                setBusy(false);
+                setFailure(`The sign-in provider at ${consoleConfig.oidc!.issuer} could not be reached. Try again, or ask whoever runs this service.`);
+              });
+            }}
+          >
+            {busy ? 'Redirecting…' : 'Sign in'}
+          </button>
+          {failure ? <ErrorNotice error={localProblem('Sign-in failed', failure)} /> : null}
+        </section>
+      ) : null}
+      {consoleConfig.authProvider === 'local' ? (
+        <section aria-labelledby="signin-local">
+          <h2 id="signin-local">With a sign-in link from tenantctl</h2>
+          <p>This instance signs its own tokens (the local provider). On the machine that runs it, print a sign-in link and open it:</p>
+          <pre>
+            <code>npx tenantctl console --sub you@example.com --admin</code>
+          </pre>
+          <p>
+            Leave out <code>--admin</code> to sign in as a regular user; add <code>--tenant SLUG</code> to open one tenant. The link signs you in for 15
+            minutes and works only in the tab it is opened in.
+          </p>
+        </section>
+      ) : null}
+      {!oidcAvailable() && consoleConfig.authProvider !== 'local' ? (
+        <p>
+          This instance checks tokens from an identity provider but has no console sign-in configured. Its operator sets SERVICE_OIDC_ISSUER and
+          SERVICE_CONSOLE_CLIENT_ID to enable it.
+        </p>
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,6 @@
+// UNBUILT PAGE: replaced by the page's implementation (this line must not survive a merge).
+import { Page } from '../../components/Page';
+
+export default function TenantDetail() {
+  return <Page title="TenantDetail">{null}</Page>;
+}

@@ -1,0 +1,197 @@
+/**
+ * Who is signed in and which tenant the console works on.
+ *
+ * The bearer token lives in this tab's sessionStorage (never localStorage, never a cookie): a
+ * reload keeps it, closing the tab or signing out forgets it. It arrives either from the sign-in
+ * link of `tenantctl console` (in the URL fragment, which no server or log sees) or from the
+ * OpenID provider's PKCE flow (src/oidc.ts). The current tenant's slug is kept beside it and sent
+ * as `X-Tenant` on the tenant-scoped calls.
+ *
+ * What the person may do is never guessed from the token's claims: platform admin is "the
+ * service answered GET /api/setup/status", tenant admin is the role /api/tenants/mine reports.
+ */
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { getSetupStatusOptions, listMyTenantsOptions } from '@generated/@tanstack/react-query.gen';
+import type { MyTenant } from '@generated/types.gen';
+import { configureApi, type ApiProblem } from './api';
+import { oidcSignOut } from './oidc';
+
+const TOKEN_KEY = 'tenant-service.console.token';
+const TENANT_KEY = 'tenant-service.console.tenant';
+const NOTICE_KEY = 'tenant-service.console.notice';
+
+/** The claims the console shows (display only: the service decides what a token may do). */
+export interface Identity {
+  subject: string;
+  issuer: string;
+  email: string | null;
+  name: string | null;
+  /** Seconds since the epoch; null when the token carries no `exp`. */
+  expiresAt: number | null;
+}
+
+export function decodeIdentity(token: string): Identity | null {
+  const part = token.split('.')[1];
+  if (!part) return null;
+  try {
+    const json = atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='));
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(json, (c) => c.charCodeAt(0)))) as Record<string, unknown>;
+    if (typeof claims.sub !== 'string') return null;
+    return {
+      subject: claims.sub,
+      issuer: typeof claims.iss === 'string' ? claims.iss : '',
+      email: typeof claims.email === 'string' ? claims.email : null,
+      name: typeof claims.name === 'string' ? claims.name : typeof claims.preferred_username === 'string' ? claims.preferred_username : null,
+      expiresAt: typeof claims.exp === 'number' ? claims.exp : null,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes a token from the URL fragment (`#token=…`, the `tenantctl console` link) into
+ * sessionStorage and removes it from the address bar and the history entry at once.
+ * A `#tenant=<slug>` beside it selects that tenant.
+ */
+export function adoptFragmentToken(): void {
+  const hash = window.location.hash.startsWith('#') ? window.location.hash.slice(1) : '';
+  if (!hash) return;
+  const params = new URLSearchParams(hash);
+  const token = params.get('token');
+  if (token === null) return;
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+  if (decodeIdentity(token)) {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    const tenant = params.get('tenant');
+    if (tenant && /^[a-z0-9-]{1,255}$/.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
+    else sessionStorage.removeItem(TENANT_KEY);
+  } else {
+    sessionStorage.setItem(NOTICE_KEY, 'The sign-in link is not complete: copy the whole link that tenantctl console printed.');
+  }
+}
+
+/** Stores a token obtained by the OpenID sign-in (src/oidc.ts). */
+export function storeToken(token: string): void {
+  sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** A message to show once on the sign-in page (an expired sign-in, a broken link). */
+export function takeNotice(): string | null {
+  const n = sessionStorage.getItem(NOTICE_KEY);
+  if (n !== null) sessionStorage.removeItem(NOTICE_KEY);
+  return n;
+}
+
+export function setNotice(message: string): void {
+  sessionStorage.setItem(NOTICE_KEY, message);
+}
+
+export interface Session {
+  token: string | null;
+  identity: Identity | null;
+  /** Slug of the tenant the console works on (sent as X-Tenant), or null before one is chosen. */
+  tenantSlug: string | null;
+  /** The caller's tenants, from GET /api/tenants/mine (empty while loading). */
+  myTenants: MyTenant[];
+  myTenantsLoading: boolean;
+  myTenantsError: ApiProblem | null;
+  /** The caller's membership of the current tenant, when they have one. */
+  currentTenant: MyTenant | null;
+  /** True once GET /api/setup/status answered 200; false when it answered 403; null while unknown. */
+  isPlatformAdmin: boolean | null;
+  /** Whether the caller is an admin of the current tenant. */
+  isTenantAdmin: boolean;
+  /** `{ 'X-Tenant': slug }` for tenant-scoped calls. */
+  tenantHeaders: { 'X-Tenant': string } | undefined;
+  selectTenant(slug: string): void;
+  signOut(message?: string): void;
+}
+
+const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside SessionProvider');
+  return s;
+}
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [token, setToken] = useState<string | null>(() => sessionStorage.getItem(TOKEN_KEY));
+  const [tenantSlug, setTenantSlug] = useState<string | null>(() => sessionStorage.getItem(TENANT_KEY));
+
+  const signOut = useCallback(
+    (message?: string) => {
+      sessionStorage.removeItem(TOKEN_KEY);
+      sessionStorage.removeItem(TENANT_KEY);
+      if (message) setNotice(message);
+      queryClient.clear();
+      setToken(null);
+      setTenantSlug(null);
+      void oidcSignOut();
+    },
+    [queryClient],
+  );
+
+  // Configured during render, before any child query runs with the token.
+  configureApi({
+    token: () => sessionStorage.getItem(TOKEN_KEY),
+    onUnauthorized: () => signOut('Your sign-in has expired or was not accepted. Sign in again.'),
+  });
+
+  // Another tab signing in or out does not touch this tab (sessionStorage is per tab), but the
+  // OpenID sign-in stores a token in this tab and tells us.
+  useEffect(() => {
+    const onToken = () => setToken(sessionStorage.getItem(TOKEN_KEY));
+    window.addEventListener('tenant-service:token', onToken);
+    return () => window.removeEventListener('tenant-service:token', onToken);
+  }, []);
+
+  const identity = useMemo(() => (token ? decodeIdentity(token) : null), [token]);
+
+  // Sign out when the token expires, instead of failing the next click with a 401.
+  useEffect(() => {
+    if (!identity?.expiresAt) return;
+    const ms = identity.expiresAt * 1000 - Date.now();
+    const t = window.setTimeout(() => signOut('Your sign-in has expired. Sign in again.'), Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+    return () => window.clearTimeout(t);
+  }, [identity, signOut]);
+
+  const mine = useQuery({ ...listMyTenantsOptions(), enabled: token !== null, staleTime: 30_000 });
+  const setup = useQuery({ ...getSetupStatusOptions(), enabled: token !== null, staleTime: 60_000, retry: false });
+  const setupProblem = setup.error as ApiProblem | null;
+  const isPlatformAdmin = token === null ? false : setup.isSuccess ? true : setupProblem && setupProblem.status === 403 ? false : setup.isError ? false : null;
+
+  const myTenants = useMemo(() => mine.data?.tenants ?? [], [mine.data]);
+  // The first tenant is chosen only when the caller has exactly one: with several, they pick.
+  useEffect(() => {
+    if (tenantSlug === null && myTenants.length === 1) {
+      sessionStorage.setItem(TENANT_KEY, myTenants[0].slug);
+      setTenantSlug(myTenants[0].slug);
+    }
+  }, [tenantSlug, myTenants]);
+
+  const selectTenant = useCallback((slug: string) => {
+    sessionStorage.setItem(TENANT_KEY, slug);
+    setTenantSlug(slug);
+  }, []);
+
+  const currentTenant = myTenants.find((t) => t.slug === tenantSlug) ?? null;
+  const value: Session = {
+    token,
+    identity,
+    tenantSlug,
+    myTenants,
+    myTenantsLoading: token !== null && mine.isPending,
+    myTenantsError: (mine.error as ApiProblem | null) ?? null,
+    currentTenant,
+    isPlatformAdmin,
+    isTenantAdmin: currentTenant?.role === 'admin',
+    tenantHeaders: tenantSlug ? { 'X-Tenant': tenantSlug } : undefined,
+    selectTenant,
+    signOut,
+  };
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}

@@ -1,0 +1,177 @@
+/**
+ * The console in a real browser: Debian's chromium driven by playwright-core, against the real
+ * app listening on a spare port. Each person gets their own browser context (their own
+ * sessionStorage), signs in with a `tenantctl console`-style link (the token in the URL
+ * fragment), and every page they see is checked by axe-core and photographed into
+ * test-output/console/.
+ *
+ * Suites skip only when /usr/bin/chromium is absent; .ci/run installs it, so CI always runs them.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startTestApp, type TestApp } from './app';
+import { ROOT } from './server-process';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
+export const SCREENSHOT_DIR = path.join(ROOT, 'test-output', 'console');
+export const BROWSER_TIMEOUT = 240_000;
+
+/** `it`, or `it.skip` with a note on stderr when chromium is missing. */
+export function browserIt(suite: string): jest.It {
+  if (!HAVE_CHROMIUM) {
+    process.stderr.write(`${suite}: SKIPPED, ${CHROMIUM} not found (install it with: apt-get install -y chromium)\n`);
+    return it.skip;
+  }
+  return it;
+}
+
+/**
+ * Builds the console when its sources changed since the last build (the same check as
+ * `npm start`), so a suite never tests a stale bundle.
+ */
+export function buildConsoleIfStale(): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+export interface ConsoleHarness {
+  t: TestApp;
+  base: string;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** The app (with `env` over the test defaults) listening on 127.0.0.1, and a browser. */
+export async function startConsoleHarness(env: Record<string, string | undefined> = {}): Promise<ConsoleHarness> {
+  buildConsoleIfStale();
+  const t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', ...env });
+  const server: Server = t.app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return {
+    t,
+    base,
+    browser,
+    async close() {
+      await browser.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await t.close();
+    },
+  };
+}
+
+/** One person's tab, with what went wrong in it recorded. */
+export interface ConsoleTab {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors, page errors, CSP violations, failed requests and requests that left 127.0.0.1. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh browser context (its own sessionStorage) on `path` of the console. With `token`, the
+ * person arrives through a sign-in link: `/console<path>#token=…[&tenant=…]`. `allowOrigins`
+ * lets the tab reach other local servers (an OpenID provider).
+ */
+export async function openConsole(
+  h: Pick<ConsoleHarness, 'base' | 'browser'>,
+  opts: { path?: string; token?: string; tenant?: string; allowOrigins?: string[] } = {},
+): Promise<ConsoleTab> {
+  const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const allowed = [h.base, ...(opts.allowOrigins ?? [])];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !isExpectedHttpError(m.text())) problems.push(`console.error: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => {
+    const err = r.failure()?.errorText ?? '';
+    // A navigation away cancels the requests still in flight: that is not a fault.
+    if (!/ERR_ABORTED/.test(err)) problems.push(`request failed: ${r.url()} (${err})`);
+  });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('data:') || allowed.some((o) => url === o || url.startsWith(`${o}/`))) return route.continue();
+    problems.push(`request outside the allowed origins: ${url}`);
+    return route.abort('blockedbyclient');
+  });
+  const fragment = opts.token ? `#${new URLSearchParams({ token: opts.token, ...(opts.tenant ? { tenant: opts.tenant } : {}) }).toString()}` : '';
+  await page.goto(`${h.base}/console${opts.path ?? '/'}${fragment}`);
+  return { context, page, problems, close: () => context.close() };
+}
+
+/**
+ * Chromium logs every non-2xx fetch as "Failed to load resource: the server responded with a
+ * status of 4xx": those are answers the console shows as sentences (a refusal, a conflict), not
+ * faults of the page.
+ */
+function isExpectedHttpError(text: string): boolean {
+  return /^Failed to load resource: the server responded with a status of 4\d\d/.test(text);
+}
+
+const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeFinding {
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's CSP, which
+ * refuses inline script, does not block it) and returns its serious and critical findings.
+ */
+export async function axeFindings(page: Page): Promise<AxeFinding[]> {
+  const loaded = await page.evaluate('typeof window.axe !== "undefined"');
+  if (!loaded) await page.evaluate(AXE_SOURCE);
+  const findings = (await page.evaluate(`window.axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({
+    id: v.id, impact: v.impact || '', help: v.help, targets: v.nodes.map((n) => n.target.join(' ')).slice(0, 5),
+  })))`)) as AxeFinding[];
+  return findings.filter((f) => f.impact === 'serious' || f.impact === 'critical');
+}
+
+/** Fails with a readable list when axe-core finds a serious or critical violation. */
+export async function expectAccessible(page: Page, label: string): Promise<void> {
+  const findings = await axeFindings(page);
+  if (findings.length) {
+    throw new Error(`axe-core on ${label}:\n${findings.map((f) => `  ${f.impact} ${f.id}: ${f.help} (${f.targets.join(', ')})`).join('\n')}`);
+  }
+}
+
+/** A full-page screenshot in test-output/console/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+/** Checks a page the way every console test does: axe-core, then a screenshot. */
+export async function checkPage(page: Page, name: string): Promise<void> {
+  await expectAccessible(page, name);
+  await screenshot(page, name);
+}
