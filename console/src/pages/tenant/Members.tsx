@@ -98,7 +98,7 @@ export default function Members() {
               {list.data.members.map((m) => (
                 <tr key={m.user_id}>
                   <td>
-                    {who(m)}
+                    {m.display_name ?? '—'}
                     {isSelf(m) ? ' (you)' : ''}
                   </td>
                   <td>{m.email ?? '—'}</td>
@@ -115,13 +115,13 @@ export default function Members() {
                         <button
                           type="button"
                           disabled={busy}
-                          aria-label={`Make ${who(m)} a member`}
+                          aria-label={`Make member: ${who(m)}`}
                           onClick={() => (isSelf(m) ? setConfirm({ kind: 'demote-self', member: m }) : changeRole(m, 'member'))}
                         >
                           Make member
                         </button>
                       ) : (
-                        <button type="button" disabled={busy} aria-label={`Make ${who(m)} an admin`} onClick={() => changeRole(m, 'admin')}>
+                        <button type="button" disabled={busy} aria-label={`Make admin: ${who(m)}`} onClick={() => changeRole(m, 'admin')}>
                           Make admin
                         </button>
                       )}{' '}
