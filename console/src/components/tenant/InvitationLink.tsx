@@ -3,12 +3,19 @@
  * it (the token is stored hashed). Shown in a read-only field with a Copy button; without
  * SERVICE_FRONTEND_BASE_URL there is no link, only the token to hand over.
  */
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { InvitationWithToken } from '@generated/types.gen';
 
 export function InvitationLink({ invitation, action }: { invitation: InvitationWithToken; action: 'created' | 'resent' }) {
   const id = useId();
   const field = useRef<HTMLInputElement>(null);
+  const box = useRef<HTMLDivElement>(null);
+  // The submit button was disabled while the request ran, which drops focus: bring it here, so
+  // the next Tab reaches the link and a screen reader reads what was sent.
+  useEffect(() => {
+    box.current?.focus();
+    setCopied(null);
+  }, [invitation.token]);
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   const value = invitation.accept_url ?? invitation.token;
   async function copy() {
@@ -27,7 +34,7 @@ export function InvitationLink({ invitation, action }: { invitation: InvitationW
         ? `The invitation mail to ${invitation.email} could not be delivered; resend retries it, or give them the link below yourself.`
         : `This service sends no mail (no SERVICE_SMTP_URL): give ${invitation.email} the link below yourself.`;
   return (
-    <div className="notice notice-ok" role="status">
+    <div className="notice notice-ok" role="status" tabIndex={-1} ref={box}>
       <p>
         Invitation {action} for <strong>{invitation.email}</strong> as {invitation.role}. {mail}
       </p>

@@ -8,6 +8,7 @@ import { createInvitationMutation } from '@generated/@tanstack/react-query.gen';
 import type { InvitationWithToken, MemberRole } from '@generated/types.gen';
 import { useSession } from '../../session';
 import { InvitationErrorNotice } from './InvitationErrorNotice';
+import { Outcome } from './Outcome';
 import { invalidateOperations } from './queries';
 
 export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken) => void }) {
@@ -16,6 +17,7 @@ export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken
   const id = useId();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<MemberRole>('member');
+  const [failures, setFailures] = useState(0);
   const create = useMutation({
     ...createInvitationMutation(),
     onSuccess: async (inv) => {
@@ -24,6 +26,7 @@ export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken
       onCreated(inv);
       await invalidateOperations(queryClient, 'listInvitations', 'listTenantEvents');
     },
+    onError: () => setFailures((n) => n + 1),
   });
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -61,7 +64,9 @@ export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken
           </button>
         </div>
       </form>
-      <InvitationErrorNotice error={create.error} action="send the invitation" />
+      <Outcome version={failures}>
+        <InvitationErrorNotice error={create.error} action="send the invitation" />
+      </Outcome>
     </section>
   );
 }

@@ -5,10 +5,12 @@
  * (Signed out, App.tsx shows the sign-in page at this same URL, so the token in the query stays.)
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import { acceptInvitationMutation } from '@generated/@tanstack/react-query.gen';
 import { asProblem } from '../../api';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { Page } from '../../components/Page';
+import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { Link, navigate, useLocation } from '../../router';
 import { useSession } from '../../session';
@@ -29,6 +31,7 @@ export default function AcceptInvitation() {
   const queryClient = useQueryClient();
   const token = loc.query.get('token') ?? '';
   const me = s.identity?.email ?? s.identity?.subject ?? 'someone else';
+  const [failures, setFailures] = useState(0);
   const accept = useMutation({
     ...acceptInvitationMutation(),
     onSuccess: async (joined) => {
@@ -36,6 +39,7 @@ export default function AcceptInvitation() {
       s.selectTenant(joined.tenant.slug);
       navigate('/tenant');
     },
+    onError: () => setFailures((n) => n + 1),
   });
   const problem = accept.error ? asProblem(accept.error) : null;
   const more = problem ? advice(problem.status, problem.error, me) : null;
@@ -54,8 +58,10 @@ export default function AcceptInvitation() {
             <dt>Who may accept</dt>
             <dd>Only the person signed in with the email address the invitation was sent to.</dd>
           </dl>
-          <ErrorNotice error={accept.error} title="Could not accept the invitation" />
-          {more ? <p className="hint">{more}</p> : null}
+          <Outcome version={failures}>
+            <ErrorNotice error={accept.error} title="Could not accept the invitation" />
+            {more ? <p className="hint">{more}</p> : null}
+          </Outcome>
           {problem?.status === 409 ? (
             <p>
               <Link to="/">Your tenants</Link>

@@ -13,6 +13,7 @@ import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { RegistrationErrorNotice } from '../../components/tenant/RegistrationErrorNotice';
 import { RegistrationResultView } from '../../components/tenant/RegistrationResultView';
+import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { useSession } from '../../session';
 
@@ -55,12 +56,15 @@ export default function Register() {
   const [sample, setSample] = useState(false);
   const [metadata, setMetadata] = useState('');
   const [invalid, setInvalid] = useState<string | null>(null);
+  const [outcomes, setOutcomes] = useState(0);
   const register = useMutation({
     ...registerTenantMutation(),
     onSuccess: async (result) => {
       await invalidateOperations(queryClient, 'listMyTenants');
       if (result.status === 'active') s.selectTenant(result.tenant_slug);
+      setOutcomes((n) => n + 1);
     },
+    onError: () => setOutcomes((n) => n + 1),
   });
 
   function submit(e: FormEvent) {
@@ -73,6 +77,7 @@ export default function Register() {
         meta = parsed as Record<string, unknown>;
       } catch {
         setInvalid('Metadata must be a JSON object, such as {"plan": "trial"}, or empty.');
+        setOutcomes((n) => n + 1);
         return;
       }
     }
@@ -96,7 +101,11 @@ export default function Register() {
       {rules.isPending ? <Loading what="the registration rules" /> : null}
       <ErrorNotice error={rules.error} />
       {rules.data ? <Rules rules={rules.data} /> : null}
-      {register.data ? <RegistrationResultView result={register.data} /> : null}
+      <Outcome version={outcomes}>
+        {register.data ? <RegistrationResultView result={register.data} /> : null}
+        {invalid ? <ErrorNotice error={localProblem('Invalid metadata', invalid)} /> : null}
+        <RegistrationErrorNotice error={register.error} rules={rules.data} />
+      </Outcome>
       {rules.data?.enabled && !register.data ? (
         <form onSubmit={submit} aria-labelledby={`${id}-h`}>
           <h2 id={`${id}-h`}>Your organization</h2>
@@ -152,8 +161,6 @@ export default function Register() {
               <input type="checkbox" checked={sample} onChange={(e) => setSample(e.target.checked)} /> Include sample data
             </label>
           </div>
-          {invalid ? <ErrorNotice error={localProblem('Invalid metadata', invalid)} /> : null}
-          <RegistrationErrorNotice error={register.error} rules={rules.data} />
           <button type="submit" className="primary" disabled={register.isPending}>
             {register.isPending ? 'Registering…' : 'Register'}
           </button>

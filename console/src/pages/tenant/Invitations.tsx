@@ -16,6 +16,7 @@ import { Time } from '../../components/Time';
 import { InvitationErrorNotice } from '../../components/tenant/InvitationErrorNotice';
 import { InvitationLink } from '../../components/tenant/InvitationLink';
 import { InviteForm } from '../../components/tenant/InviteForm';
+import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { useSession } from '../../session';
 
@@ -32,6 +33,8 @@ export default function Invitations() {
   const [link, setLink] = useState<{ invitation: InvitationWithToken; action: 'created' | 'resent' } | null>(null);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const [revoked, setRevoked] = useState<string | null>(null);
+  const [outcomes, setOutcomes] = useState(0);
+  const settled = () => setOutcomes((n) => n + 1);
   const list = useQuery(
     listInvitationsOptions({
       headers: s.tenantHeaders,
@@ -48,6 +51,7 @@ export default function Invitations() {
       setLink({ invitation: inv, action: 'resent' });
       await invalidateOperations(queryClient, 'listInvitations', 'listTenantEvents');
     },
+    onError: settled,
   });
   const revoke = useMutation({
     ...revokeInvitationMutation(),
@@ -59,8 +63,12 @@ export default function Invitations() {
       setRevoking(null);
       setRevoked(`The invitation for ${inv.email} is revoked: its link no longer works.`);
       await invalidateOperations(queryClient, 'listInvitations', 'listTenantEvents');
+      settled();
     },
-    onError: () => setRevoking(null),
+    onError: () => {
+      setRevoking(null);
+      settled();
+    },
   });
   const busy = resend.isPending || revoke.isPending;
 
@@ -75,9 +83,24 @@ export default function Invitations() {
         }}
       />
       {link ? <InvitationLink invitation={link.invitation} action={link.action} /> : null}
-      <InvitationErrorNotice error={resend.error} action="resend the invitation" />
-      <ErrorNotice error={revoke.error} title="Could not revoke the invitation" />
-      <SuccessNotice>{revoked}</SuccessNotice>
+      {/* Before the outcome: closing the dialog returns focus to its opener, then the outcome takes it. */}
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this invitation?"
+        confirmLabel="Revoke"
+        busy={revoke.isPending}
+        onCancel={() => setRevoking(null)}
+        onConfirm={() => revoking && revoke.mutate({ headers: s.tenantHeaders, path: { invitation_id: revoking.invitation_id } })}
+      >
+        <p>
+          The link sent to <strong>{revoking?.email}</strong> stops working at once. You can invite the address again afterwards.
+        </p>
+      </ConfirmDialog>
+      <Outcome version={outcomes}>
+        <InvitationErrorNotice error={resend.error} action="resend the invitation" />
+        <ErrorNotice error={revoke.error} title="Could not revoke the invitation" />
+        <SuccessNotice>{revoked}</SuccessNotice>
+      </Outcome>
 
       <section aria-labelledby={`${filterId}-h`}>
         <h2 id={`${filterId}-h`}>Sent invitations</h2>
@@ -169,18 +192,6 @@ export default function Invitations() {
           </>
         ) : null}
       </section>
-      <ConfirmDialog
-        open={revoking !== null}
-        title="Revoke this invitation?"
-        confirmLabel="Revoke"
-        busy={revoke.isPending}
-        onCancel={() => setRevoking(null)}
-        onConfirm={() => revoking && revoke.mutate({ headers: s.tenantHeaders, path: { invitation_id: revoking.invitation_id } })}
-      >
-        <p>
-          The link sent to <strong>{revoking?.email}</strong> stops working at once. You can invite the address again afterwards.
-        </p>
-      </ConfirmDialog>
     </Page>
   );
 }

@@ -15,6 +15,7 @@ import { Pager, useCursorPager } from '../../components/Pager';
 import { Time } from '../../components/Time';
 import { AddMemberForm } from '../../components/tenant/AddMemberForm';
 import { MembershipErrorNotice } from '../../components/tenant/LastAdminNotice';
+import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { useSession } from '../../session';
 
@@ -30,6 +31,8 @@ export default function Members() {
   const pager = useCursorPager();
   const list = useQuery(listMembersOptions({ headers: s.tenantHeaders, query: { limit: PAGE_SIZE, ...(pager.cursor ? { cursor: pager.cursor } : {}) } }));
   const [done, setDone] = useState<string | null>(null);
+  const [outcomes, setOutcomes] = useState(0);
+  const settled = () => setOutcomes((n) => n + 1);
   const [confirm, setConfirm] = useState<{ kind: 'remove' | 'demote-self'; member: Member } | null>(null);
   const isSelf = (m: Member) => s.identity !== null && m.subject === s.identity.subject && m.issuer === s.identity.issuer;
 
@@ -44,8 +47,12 @@ export default function Members() {
       setConfirm(null);
       setDone(`${who(m)} is now ${m.role === 'admin' ? 'an admin' : 'a member'}.`);
       await afterChange();
+      settled();
     },
-    onError: () => setConfirm(null),
+    onError: () => {
+      setConfirm(null);
+      settled();
+    },
   });
   const remove = useMutation({
     ...removeMemberMutation(),
@@ -58,8 +65,12 @@ export default function Members() {
       setConfirm(null);
       setDone(`${m ? who(m) : 'The member'} was removed from the tenant.`);
       await afterChange();
+      settled();
     },
-    onError: () => setConfirm(null),
+    onError: () => {
+      setConfirm(null);
+      settled();
+    },
   });
 
   function changeRole(m: Member, to: MemberRole) {
@@ -75,9 +86,34 @@ export default function Members() {
           New people join by invitation, which they accept with their own sign-in. A tenant always keeps at least one admin.
         </p>
       ) : null}
-      <MembershipErrorNotice error={role.error} action="change the role" />
-      <MembershipErrorNotice error={remove.error} action="remove the member" />
-      <SuccessNotice>{done}</SuccessNotice>
+      {/* Before the outcome: closing the dialog returns focus to its opener, then the outcome takes it. */}
+      {admin ? (
+        <ConfirmDialog
+          open={confirm !== null}
+          title={confirm?.kind === 'remove' ? `Remove ${confirm ? who(confirm.member) : ''}?` : 'Give up your admin role?'}
+          confirmLabel={confirm?.kind === 'remove' ? 'Remove' : 'Make me a member'}
+          busy={busy}
+          onCancel={() => setConfirm(null)}
+          onConfirm={() => {
+            if (!confirm) return;
+            if (confirm.kind === 'remove') remove.mutate({ headers: s.tenantHeaders, path: { user_id: confirm.member.user_id } });
+            else changeRole(confirm.member, 'member');
+          }}
+        >
+          {confirm?.kind === 'remove' ? (
+            <p>
+              {who(confirm.member)} loses access to this tenant at once, and the invitations they sent that are still pending are revoked.
+            </p>
+          ) : (
+            <p>You will no longer be able to manage members, invitations or events here; another admin can make you admin again.</p>
+          )}
+        </ConfirmDialog>
+      ) : null}
+      <Outcome version={outcomes}>
+        <MembershipErrorNotice error={role.error} action="change the role" />
+        <MembershipErrorNotice error={remove.error} action="remove the member" />
+        <SuccessNotice>{done}</SuccessNotice>
+      </Outcome>
       {list.isPending ? <Loading what="members" /> : null}
       <ErrorNotice error={list.error} />
       {list.data ? (
@@ -139,28 +175,6 @@ export default function Members() {
           {list.data.members.length === 0 ? <p>No members on this page.</p> : null}
           <Pager label="Members pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
         </>
-      ) : null}
-      {admin ? (
-        <ConfirmDialog
-          open={confirm !== null}
-          title={confirm?.kind === 'remove' ? `Remove ${confirm ? who(confirm.member) : ''}?` : 'Give up your admin role?'}
-          confirmLabel={confirm?.kind === 'remove' ? 'Remove' : 'Make me a member'}
-          busy={busy}
-          onCancel={() => setConfirm(null)}
-          onConfirm={() => {
-            if (!confirm) return;
-            if (confirm.kind === 'remove') remove.mutate({ headers: s.tenantHeaders, path: { user_id: confirm.member.user_id } });
-            else changeRole(confirm.member, 'member');
-          }}
-        >
-          {confirm?.kind === 'remove' ? (
-            <p>
-              {who(confirm.member)} loses access to this tenant at once, and the invitations they sent that are still pending are revoked.
-            </p>
-          ) : (
-            <p>You will no longer be able to manage members, invitations or events here; another admin can make you admin again.</p>
-          )}
-        </ConfirmDialog>
       ) : null}
       {s.isPlatformAdmin ? <AddMemberForm /> : null}
     </Page>

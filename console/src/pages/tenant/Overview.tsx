@@ -10,6 +10,7 @@ import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
 import { MembershipErrorNotice } from '../../components/tenant/LastAdminNotice';
+import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { Link, navigate } from '../../router';
 import { useSession } from '../../session';
@@ -19,6 +20,7 @@ export default function Overview() {
   const queryClient = useQueryClient();
   const current = useQuery(getCurrentTenantOptions({ headers: s.tenantHeaders }));
   const [confirming, setConfirming] = useState(false);
+  const [failures, setFailures] = useState(0);
   const leave = useMutation({
     ...leaveTenantMutation(),
     onSuccess: async (left) => {
@@ -26,7 +28,10 @@ export default function Overview() {
       await invalidateOperations(queryClient, 'listMyTenants');
       navigate(`/?left=${encodeURIComponent(left.tenant_slug)}`);
     },
-    onError: () => setConfirming(false),
+    onError: () => {
+      setConfirming(false);
+      setFailures((n) => n + 1);
+    },
   });
 
   const tenant = current.data?.tenant;
@@ -67,14 +72,7 @@ export default function Overview() {
             <section aria-labelledby="leave-heading">
               <h2 id="leave-heading">Leave this tenant</h2>
               <p>You lose access to {tenant.name} at once; an admin can invite you again later.</p>
-              <MembershipErrorNotice
-                error={leave.error}
-                action="leave this tenant"
-                why="you are its last admin, and a tenant must keep at least one admin."
-              />
-              <button type="button" className="danger" disabled={leave.isPending} onClick={() => setConfirming(true)}>
-                Leave this tenant
-              </button>
+              {/* Before the outcome: closing the dialog returns focus to its opener, then the outcome takes it. */}
               <ConfirmDialog
                 open={confirming}
                 title={`Leave ${tenant.name}?`}
@@ -87,6 +85,16 @@ export default function Overview() {
                   You will no longer be a member of <strong>{tenant.name}</strong>. Invitations you sent that are still pending are revoked.
                 </p>
               </ConfirmDialog>
+              <Outcome version={failures}>
+                <MembershipErrorNotice
+                  error={leave.error}
+                  action="leave this tenant"
+                  why="you are its last admin, and a tenant must keep at least one admin."
+                />
+              </Outcome>
+              <button type="button" className="danger" disabled={leave.isPending} onClick={() => setConfirming(true)}>
+                Leave this tenant
+              </button>
             </section>
           ) : null}
         </>
