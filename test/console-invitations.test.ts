@@ -83,7 +83,7 @@ browserTest(
     // The same link a second time: used, so not found, and said so.
     await b.goto(mailed!);
     await b.getByRole('button', { name: 'Accept invitation' }).click();
-    const refused = b.getByRole('alert').filter({ hasText: 'Could not accept the invitation' });
+    const refused = b.getByRole('alert').filter({ hasText: 'Invitation not found' });
     await refused.waitFor();
     await refused.getByText(/Request ID:/).waitFor();
     await b.getByText(/The link may have been used already/).waitFor();

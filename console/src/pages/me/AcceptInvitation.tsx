@@ -59,7 +59,7 @@ export default function AcceptInvitation() {
             <dd>Only the person signed in with the email address the invitation was sent to.</dd>
           </dl>
           <Outcome version={failures}>
-            <ErrorNotice error={accept.error} title="Could not accept the invitation" />
+            <ErrorNotice error={accept.error} />
             {more ? <p className="hint">{more}</p> : null}
           </Outcome>
           {problem?.status === 409 ? (
