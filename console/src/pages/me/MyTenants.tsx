@@ -1,14 +1,19 @@
-/** Home: the caller's tenants (GET /api/tenants/mine), their role in each, and a switch between them. */
-import { ErrorNotice } from '../../components/ErrorNotice';
+/**
+ * Home: the caller's tenants (GET /api/tenants/mine), their role in each, and a switch between
+ * them. After leaving a tenant (pages/tenant/Overview.tsx) the console lands here with `?left=<slug>`.
+ */
+import { ErrorNotice, SuccessNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
-import { Link, navigate } from '../../router';
+import { Link, navigate, useLocation } from '../../router';
 import { useSession } from '../../session';
 
 export default function MyTenants() {
   const s = useSession();
+  const left = useLocation().query.get('left');
   return (
     <Page title="Your tenants" actions={<Link to="/register" className="button">Register an organization</Link>}>
+      <SuccessNotice>{left ? `You left the tenant "${left}".` : null}</SuccessNotice>
       {s.myTenantsLoading ? <Loading what="your tenants" /> : null}
       <ErrorNotice error={s.myTenantsError} />
       {!s.myTenantsLoading && !s.myTenantsError && s.myTenants.length === 0 ? (

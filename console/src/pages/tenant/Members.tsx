@@ -1,6 +1,182 @@
-// UNBUILT PAGE: replaced by the page's implementation (this line must not survive a merge).
-import { Page } from '../../components/Page';
+/**
+ * /tenant/members: the tenant's members, a page at a time (listMembers). Admins change a
+ * member's role (updateMemberRole) and remove members (removeMember); the last-admin refusal
+ * (409) is explained where it happens. Members see the list only, without admin controls.
+ * Platform admins may also add a user directly (addMember, components/tenant/AddMemberForm).
+ */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { listMembersOptions, removeMemberMutation, updateMemberRoleMutation } from '@generated/@tanstack/react-query.gen';
+import type { Member, MemberRole } from '@generated/types.gen';
+import { ConfirmDialog } from '../../components/ConfirmDialog';
+import { ErrorNotice, SuccessNotice } from '../../components/ErrorNotice';
+import { Loading, Page } from '../../components/Page';
+import { Pager, useCursorPager } from '../../components/Pager';
+import { Time } from '../../components/Time';
+import { AddMemberForm } from '../../components/tenant/AddMemberForm';
+import { MembershipErrorNotice } from '../../components/tenant/LastAdminNotice';
+import { Outcome } from '../../components/tenant/Outcome';
+import { invalidateOperations } from '../../components/tenant/queries';
+import { useSession } from '../../session';
+
+const PAGE_SIZE = 50;
+
+function who(m: Member): string {
+  return m.display_name ?? m.email ?? m.subject;
+}
 
 export default function Members() {
-  return <Page title="Members">{null}</Page>;
+  const s = useSession();
+  const queryClient = useQueryClient();
+  const pager = useCursorPager();
+  const list = useQuery(listMembersOptions({ headers: s.tenantHeaders, query: { limit: PAGE_SIZE, ...(pager.cursor ? { cursor: pager.cursor } : {}) } }));
+  const [done, setDone] = useState<string | null>(null);
+  const [outcomes, setOutcomes] = useState(0);
+  const settled = () => setOutcomes((n) => n + 1);
+  const [confirm, setConfirm] = useState<{ kind: 'remove' | 'demote-self'; member: Member } | null>(null);
+  const isSelf = (m: Member) => s.identity !== null && m.subject === s.identity.subject && m.issuer === s.identity.issuer;
+
+  const afterChange = () => invalidateOperations(queryClient, 'listMembers', 'listMyTenants', 'getCurrentTenant', 'listTenantEvents', 'listInvitations');
+  const role = useMutation({
+    ...updateMemberRoleMutation(),
+    onMutate: () => {
+      setDone(null);
+      remove.reset();
+    },
+    onSuccess: async (m) => {
+      setConfirm(null);
+      setDone(`${who(m)} is now ${m.role === 'admin' ? 'an admin' : 'a member'}.`);
+      await afterChange();
+      settled();
+    },
+    onError: () => {
+      setConfirm(null);
+      settled();
+    },
+  });
+  const remove = useMutation({
+    ...removeMemberMutation(),
+    onMutate: () => {
+      setDone(null);
+      role.reset();
+    },
+    onSuccess: async (_data, vars) => {
+      const m = list.data?.members.find((x) => x.user_id === vars.path.user_id);
+      setConfirm(null);
+      setDone(`${m ? who(m) : 'The member'} was removed from the tenant.`);
+      await afterChange();
+      settled();
+    },
+    onError: () => {
+      setConfirm(null);
+      settled();
+    },
+  });
+
+  function changeRole(m: Member, to: MemberRole) {
+    role.mutate({ headers: s.tenantHeaders, path: { user_id: m.user_id }, body: { role: to } });
+  }
+
+  const admin = s.isTenantAdmin || s.isPlatformAdmin === true;
+  const busy = role.isPending || remove.isPending;
+  return (
+    <Page title="Members">
+      {admin ? (
+        <p className="hint">
+          New people join by invitation, which they accept with their own sign-in. A tenant always keeps at least one admin.
+        </p>
+      ) : null}
+      {/* Before the outcome: closing the dialog returns focus to its opener, then the outcome takes it. */}
+      {admin ? (
+        <ConfirmDialog
+          open={confirm !== null}
+          title={confirm?.kind === 'remove' ? `Remove ${confirm ? who(confirm.member) : ''}?` : 'Give up your admin role?'}
+          confirmLabel={confirm?.kind === 'remove' ? 'Remove' : 'Make me a member'}
+          busy={busy}
+          onCancel={() => setConfirm(null)}
+          onConfirm={() => {
+            if (!confirm) return;
+            if (confirm.kind === 'remove') remove.mutate({ headers: s.tenantHeaders, path: { user_id: confirm.member.user_id } });
+            else changeRole(confirm.member, 'member');
+          }}
+        >
+          {confirm?.kind === 'remove' ? (
+            <p>
+              {who(confirm.member)} loses access to this tenant at once, and the invitations they sent that are still pending are revoked.
+            </p>
+          ) : (
+            <p>You will no longer be able to manage members, invitations or events here; another admin can make you admin again.</p>
+          )}
+        </ConfirmDialog>
+      ) : null}
+      <Outcome version={outcomes}>
+        <MembershipErrorNotice error={role.error} action="change the role" />
+        <MembershipErrorNotice error={remove.error} action="remove the member" />
+        <SuccessNotice>{done}</SuccessNotice>
+      </Outcome>
+      {list.isPending ? <Loading what="members" /> : null}
+      <ErrorNotice error={list.error} />
+      {list.data ? (
+        <>
+          <table>
+            <caption className="visually-hidden">Members of {s.currentTenant?.name ?? 'the tenant'}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Email</th>
+                <th scope="col">Subject</th>
+                <th scope="col">Role</th>
+                <th scope="col">Member since</th>
+                {admin ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.members.map((m) => (
+                <tr key={m.user_id}>
+                  <td>
+                    {m.display_name ?? '—'}
+                    {isSelf(m) ? ' (you)' : ''}
+                  </td>
+                  <td>{m.email ?? '—'}</td>
+                  <td>
+                    <code>{m.subject}</code>
+                  </td>
+                  <td>{m.role}</td>
+                  <td>
+                    <Time value={m.created_at} />
+                  </td>
+                  {admin ? (
+                    <td className="row-actions">
+                      {m.role === 'admin' ? (
+                        <button
+                          type="button"
+                          disabled={busy}
+                          aria-label={`Make member: ${who(m)}`}
+                          onClick={() => (isSelf(m) ? setConfirm({ kind: 'demote-self', member: m }) : changeRole(m, 'member'))}
+                        >
+                          Make member
+                        </button>
+                      ) : (
+                        <button type="button" disabled={busy} aria-label={`Make admin: ${who(m)}`} onClick={() => changeRole(m, 'admin')}>
+                          Make admin
+                        </button>
+                      )}{' '}
+                      {isSelf(m) ? null : (
+                        <button type="button" disabled={busy} aria-label={`Remove ${who(m)}`} onClick={() => setConfirm({ kind: 'remove', member: m })}>
+                          Remove
+                        </button>
+                      )}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.members.length === 0 ? <p>No members on this page.</p> : null}
+          <Pager label="Members pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
+        </>
+      ) : null}
+      {s.isPlatformAdmin ? <AddMemberForm /> : null}
+    </Page>
+  );
 }
