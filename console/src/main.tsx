@@ -4,11 +4,12 @@ import { createRoot } from 'react-dom/client';
 import { isApiProblem } from './api';
 import { App } from './App';
 import { RouterProvider } from './router';
-import { adoptFragmentToken, SessionProvider } from './session';
+import { adoptFragmentToken, adoptTenantQuery, SessionProvider } from './session';
 import './styles.css';
 
 // Before anything renders: a `tenantctl console` link's token leaves the address bar at once.
 adoptFragmentToken();
+adoptTenantQuery();
 
 const queryClient = new QueryClient({
   defaultOptions: {

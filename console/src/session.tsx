@@ -20,6 +20,7 @@ import { oidcSignOut } from './oidc';
 const TOKEN_KEY = 'tenant-service.console.token';
 const TENANT_KEY = 'tenant-service.console.tenant';
 const NOTICE_KEY = 'tenant-service.console.notice';
+const SLUG = /^[a-z0-9-]{1,255}$/;
 
 /** The claims the console shows (display only: the service decides what a token may do). */
 export interface Identity {
@@ -55,21 +56,38 @@ export function decodeIdentity(token: string): Identity | null {
  * sessionStorage and removes it from the address bar and the history entry at once.
  * A `#tenant=<slug>` beside it selects that tenant.
  */
-export function adoptFragmentToken(): void {
+export function adoptFragmentToken(): boolean {
   const hash = window.location.hash.startsWith('#') ? window.location.hash.slice(1) : '';
-  if (!hash) return;
+  if (!hash) return false;
   const params = new URLSearchParams(hash);
   const token = params.get('token');
-  if (token === null) return;
+  if (token === null) return false;
   window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
   if (decodeIdentity(token)) {
     sessionStorage.setItem(TOKEN_KEY, token);
     const tenant = params.get('tenant');
-    if (tenant && /^[a-z0-9-]{1,255}$/.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
+    if (tenant && SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
     else sessionStorage.removeItem(TENANT_KEY);
-  } else {
-    sessionStorage.setItem(NOTICE_KEY, 'The sign-in link is not complete: copy the whole link that tenantctl console printed.');
+    return true;
   }
+  sessionStorage.setItem(NOTICE_KEY, 'The sign-in link is not complete: copy the whole link that tenantctl console printed.');
+  return false;
+}
+
+/**
+ * The home page with `?tenant=<slug>` (a registration's `dashboard_url` when
+ * SERVICE_FRONTEND_BASE_URL points at the console) selects that tenant, then drops the query.
+ */
+export function adoptTenantQuery(): void {
+  const { pathname, search } = window.location;
+  if (pathname !== '/console' && pathname !== '/console/') return;
+  const params = new URLSearchParams(search);
+  const tenant = params.get('tenant');
+  if (tenant === null) return;
+  if (SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
+  params.delete('tenant');
+  const rest = params.toString();
+  window.history.replaceState(null, '', `${pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
 }
 
 /** Stores a token obtained by the OpenID sign-in (src/oidc.ts). */
@@ -142,12 +160,24 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   });
 
   // Another tab signing in or out does not touch this tab (sessionStorage is per tab), but the
-  // OpenID sign-in stores a token in this tab and tells us.
+  // OpenID sign-in stores a token in this tab and tells us, and a sign-in link pasted into this
+  // tab's address bar changes only the fragment (no page load).
   useEffect(() => {
-    const onToken = () => setToken(sessionStorage.getItem(TOKEN_KEY));
+    const onToken = () => {
+      queryClient.clear();
+      setToken(sessionStorage.getItem(TOKEN_KEY));
+      setTenantSlug(sessionStorage.getItem(TENANT_KEY));
+    };
+    const onHash = () => {
+      if (adoptFragmentToken()) onToken();
+    };
     window.addEventListener('tenant-service:token', onToken);
-    return () => window.removeEventListener('tenant-service:token', onToken);
-  }, []);
+    window.addEventListener('hashchange', onHash);
+    return () => {
+      window.removeEventListener('tenant-service:token', onToken);
+      window.removeEventListener('hashchange', onHash);
+    };
+  }, [queryClient]);
 
   const identity = useMemo(() => (token ? decodeIdentity(token) : null), [token]);
 
