@@ -100,7 +100,7 @@ function EventPages({ filters }: { filters: Filters }) {
       {list.data ? (
         <>
           {list.data.events.length ? <EventTable events={list.data.events} caption="Events" /> : <p>No event matches these filters.</p>}
-          <Pager label="Event pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} summary={`${list.data.events.length} events on this page`} />
+          <Pager label="Event pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} summary={`${list.data.events.length} ${list.data.events.length === 1 ? 'event' : 'events'} on this page`} />
         </>
       ) : null}
     </>
