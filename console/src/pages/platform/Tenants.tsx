@@ -122,9 +122,9 @@ function TenantTable({ q }: { q: string }) {
                     </td>
                     <td>
                       {t.status === 'pending_approval' ? (
-                        <span className="status-pending">
+                        <div className="status-pending">
                           <strong>{statusLabel(t.status)}</strong> <ApproveButton tenant={t} onApproved={setApproved} />
-                        </span>
+                        </div>
                       ) : (
                         statusLabel(t.status)
                       )}

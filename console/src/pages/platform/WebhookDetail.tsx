@@ -149,8 +149,8 @@ export default function WebhookDetail({ params }: { params: Record<string, strin
               <Time value={w.updated_at} />
             </dd>
           </dl>
-          <p>
-            <ToggleWebhook webhook={w} onDone={setNotice} />{' '}
+          <div className="form-row">
+            <ToggleWebhook webhook={w} onDone={setNotice} />
             <DeleteWebhook
               webhook={w}
               onDeleted={(m) => {
@@ -158,7 +158,7 @@ export default function WebhookDetail({ params }: { params: Record<string, strin
                 navigate('/admin/webhooks');
               }}
             />
-          </p>
+          </div>
           <Deliveries webhookId={w.webhook_id} />
         </>
       ) : null}
