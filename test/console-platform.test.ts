@@ -15,6 +15,8 @@ import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHar
 const browserTest = browserIt('console-platform.test.ts');
 let h: ConsoleHarness;
 const tabs: ConsoleTab[] = [];
+/** Slug prefixes of the tenants seeded here, removed afterwards from the shared database. */
+const seeded: string[] = [];
 
 beforeAll(async () => {
   h = await startConsoleHarness({ SERVICE_TENANT_REGISTRATION_REQUIRES_APPROVAL: 'true' });
@@ -22,6 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const t of tabs) await t.close().catch(() => undefined);
+  for (const prefix of seeded) await ownerConnection()('tenants').where('slug', 'like', `${prefix}-%`).delete();
   await h?.close();
   await closeOwnerConnection();
 }, 60_000);
@@ -42,6 +45,7 @@ browserTest(
     // One multi-row insert; created_at one second apart so the API's order (created_at, id) is known.
     const prefix = unique('pl');
     const base = Date.now() - 3_600_000;
+    seeded.push(prefix);
     await ownerConnection()('tenants').insert(
       Array.from({ length: 1000 }, (_, i) => {
         const n = String(i + 1).padStart(4, '0');
