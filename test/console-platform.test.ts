@@ -81,9 +81,9 @@ browserTest(
     await table.getByRole('link', { name: `Seeded ${prefix} 0001`, exact: true }).waitFor();
     expect(await page.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
 
-    // A narrower search: exactly one tenant, no next page.
+    // A narrower search, from the keyboard: exactly one tenant, no next page.
     await page.getByLabel('Search tenants').fill(`${prefix}-0999`);
-    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByLabel('Search tenants').press('Enter');
     await page.getByText(`1 tenant matches “${prefix}-0999”`).waitFor();
     expect(await table.getByRole('row').count()).toBe(2);
     expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
@@ -128,11 +128,13 @@ browserTest(
 
     // A slug that exists is the service's 409, shown as its sentence.
     const taken = await ownerConnection()('tenants').insert({ name: 'Taken', slug: unique('taken'), settings: '{}' }).returning(['slug']);
-    await page.getByLabel('Slug', { exact: true }).fill((taken[0] as { slug: string }).slug);
+    const takenSlug = (taken[0] as { slug: string }).slug;
+    await page.getByLabel('Slug', { exact: true }).fill(takenSlug);
     await page.getByLabel('Settings (JSON object)').fill('{"billing_plan": "free"}');
     await page.getByRole('button', { name: 'Create the tenant' }).click();
-    await page.getByRole('alert').getByText('The tenant was not created').waitFor();
-    expect(await page.getByRole('alert').textContent()).toMatch(/already exists|taken|in use/i);
+    await page.getByRole('alert').getByText(`The tenant was not created: A tenant with slug '${takenSlug}' already exists.`).waitFor();
+    await page.getByRole('alert').getByText(/^Request ID: /).waitFor();
+    await ownerConnection()('tenants').where({ slug: takenSlug }).delete();
 
     await page.getByLabel('Slug', { exact: true }).fill(slug);
     await page.getByRole('button', { name: 'Create the tenant' }).click();
@@ -180,6 +182,11 @@ browserTest(
     await checkPage(page, 'platform-tenant-delete-preview');
     await page.getByRole('button', { name: 'Delete tenant…' }).click();
     const dialog = page.getByRole('dialog', { name: `Delete ${name} renamed?` });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape'); // the keyboard's way out deletes nothing
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await apiTenant(id)).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete tenant…' }).click();
     await dialog.waitFor();
     const confirm = dialog.getByRole('button', { name: 'Delete the tenant' });
     expect(await confirm.isDisabled()).toBe(true);
