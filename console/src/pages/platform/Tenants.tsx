@@ -77,7 +77,9 @@ function TenantTable({ q }: { q: string }) {
   });
   const data = list.data;
   const first = (pager.page - 1) * PAGE_SIZE + 1;
-  const summary = data
+  const summary = list.isPlaceholderData
+    ? 'loading…'
+    : data
     ? data.total_count === 0
       ? 'no tenant'
       : `tenants ${count.format(first)}–${count.format(first + data.tenants.length - 1)} of ${count.format(data.total_count)}`
