@@ -4,7 +4,8 @@
  * bench/results.json. Not part of `npm test`: numbers depend on the machine.
  *
  * BENCH_ONLY=pipeline runs only the throughput, reference, gateway and 17.1 scenarios;
- * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario.
+ * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
+ * BENCH_ONLY=console only the console scenario (at 100 000 tenants).
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -21,7 +22,9 @@
  * - a tenant holding one million rows: audit it, then delete it;
  * - 30 s of mixed reads and writes: zero 5xx, no lost or duplicated boards;
  * - what recording events costs, and another tenant's p99 while the largest events pages are
- *   read, as a ratio to its quiet p99 (bench/scenarios/events.ts).
+ *   read, as a ratio to its quiet p99 (bench/scenarios/events.ts);
+ * - the console: a platform admin's sign-in link to the tenants page until its 100th row shows,
+ *   at 100 000 tenants, in Chromium, and the first page's gzipped bundle (bench/scenarios/console.ts).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -35,6 +38,7 @@ import pino from 'pino';
 import { loadOrCreateLocalKeys, signLocalToken, type LocalKeys } from '../src/auth/local-keys';
 import { migrate } from '../src/db/database';
 import { bodyAttack } from './scenarios/body-attack';
+import { consoleScenario } from './scenarios/console';
 import { gatewayScenario } from './scenarios/gateway';
 import { pipelineRatios } from './scenarios/pipeline-ratios';
 import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
@@ -52,6 +56,8 @@ const ONLY_PIPELINE = process.env.BENCH_ONLY === 'pipeline' || process.env.BENCH
 const ONLY_RATIOS = process.env.BENCH_ONLY === 'ratios';
 /** BENCH_ONLY=gateway: only the product behind nginx (bench/scenarios/gateway.ts). */
 const ONLY_GATEWAY = process.env.BENCH_ONLY === 'gateway';
+/** BENCH_ONLY=console: only the console in Chromium at 100 000 tenants (bench/scenarios/console.ts). */
+const ONLY_CONSOLE = process.env.BENCH_ONLY === 'console';
 
 
 interface Latency {
@@ -266,7 +272,8 @@ async function main(): Promise<void> {
     const agent = new http.Agent({ keepAlive: true });
 
     // Fixtures through the API: a tenant with sample data, a member named by the token's claim.
-    const admin = { Authorization: `Bearer ${signLocalToken(keys, { sub: 'bench-admin', admin: true, ttlSeconds: 7200 })}` };
+    const adminToken = signLocalToken(keys, { sub: 'bench-admin', admin: true, ttlSeconds: 7200 });
+    const admin = { Authorization: `Bearer ${adminToken}` };
     const created = await call(agent, service.port, 'POST', '/api/setup/tenant', admin, { name: 'Bench Co', slug: 'bench-co', include_sample_data: true });
     if (created.status !== 201) throw new Error(`createTenant answered ${created.status}: ${JSON.stringify(created.body)}`);
     const member = { Authorization: `Bearer ${signLocalToken(keys, { sub: 'bench-member', tenant: 'bench-co', ttlSeconds: 7200 })}` };
@@ -281,6 +288,14 @@ async function main(): Promise<void> {
     if (ONLY_GATEWAY) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), gateway: await gatewayScenario(ctx) };
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n`);
+      return;
+    }
+    if (ONLY_CONSOLE) {
+      await seedTenants(owner, 999, 99_998);
+      const tenants = Number((await owner('tenants').count<{ count: string }[]>('* as count'))[0]!.count);
+      const results = { measured_at: new Date().toISOString(), machine: machine(), console: await consoleScenario({ serviceUrl: base, adminToken, tenants, log }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
     }
     if (!ONLY_RATIOS) {
@@ -359,6 +374,7 @@ async function main(): Promise<void> {
       anonymous_bodies_17_1: anonymousBodies,
       list_tenants_latency: listLatency,
       tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // issue 17 item 8
+      console: await consoleScenario({ serviceUrl: base, adminToken, tenants: listLatency.at(-1)!.tenants, log }), // PRODUCT.md §15
       million_rows: {
         rows: seeded,
         total_rows: totalRows,
@@ -375,6 +391,10 @@ async function main(): Promise<void> {
       },
       total_seconds: Math.round((Date.now() - benchStarted) / 1000),
     };
+    Object.assign(results.targets, {
+      console_tenants_page_median_under_1s: 'under_target' in results.console ? results.console.under_target : null,
+      console_first_page_bundle_under_300kB_gzip: results.console.bundle.under_target,
+    });
     const events = await (await import('./scenarios/events.js')).benchEvents({ dbUrl: dbUrl.toString(), dataDir, keys, owner, log });
     Object.assign(results, { events });
     // Another tenant's p99 during the largest events reads, as a ratio to its quiet p99 (a figure, never asserted).
