@@ -3,10 +3,12 @@
  * the navigation for the person's roles, and the page of the current path, after its access
  * check. A page the person may not open shows a refusal that says why, never an empty screen.
  */
-import { Suspense, useId } from 'react';
+import { useEffect, useId, useState } from 'react';
+import { ErrorNotice } from './components/ErrorNotice';
 import { Loading } from './components/Page';
 import { Refusal } from './components/Refusal';
 import { Link, matchPath, navigate, useLocation } from './router';
+import { localProblem } from './api';
 import { ROUTES, type RouteDef } from './routes';
 import { useSession, type Session } from './session';
 import SignIn from './pages/SignIn';
@@ -129,18 +131,32 @@ function Content() {
   const s = useSession();
   const loc = useLocation();
   const found = findRoute(loc.path);
+  const page = found?.route.page;
+  const [, pageArrived] = useState(0);
+  const [loadFailed, setLoadFailed] = useState(false);
+  // The page's code downloads while the access check's request is in flight.
+  useEffect(() => {
+    setLoadFailed(false);
+    if (!page || page.loaded()) return;
+    let live = true;
+    page.load().then(
+      () => live && pageArrived((n) => n + 1),
+      () => live && setLoadFailed(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, [page]);
   if (!found) return <NotFound />;
   const { route, params } = found;
   if (route.access !== 'public' && !s.token) return <SignIn />;
   const why = refusal(route, s);
   if (why === undefined) return <Loading what={route.title.toLowerCase()} />;
   if (why !== null) return <Refusal title={route.title} reason={why} />;
-  const Component = route.component;
-  return (
-    <Suspense fallback={<Loading what={route.title.toLowerCase()} />}>
-      <Component params={params} />
-    </Suspense>
-  );
+  const Component = route.page.loaded();
+  if (Component) return <Component params={params} />;
+  if (loadFailed) return <ErrorNotice error={localProblem('Page not loaded', 'This page could not be downloaded. Check your connection and reload the page.')} />;
+  return <Loading what={route.title.toLowerCase()} />;
 }
 
 export function App() {

@@ -3,7 +3,7 @@
  * the first page downloads only its own code; the sign-in page is part of the first download). The navigation and the access checks in App.tsx
  * both read this table.
  */
-import { lazy, type ComponentType } from 'react';
+import type { ComponentType } from 'react';
 import SignIn from './pages/SignIn';
 
 /**
@@ -20,26 +20,62 @@ export interface RouteDef {
   access: Access;
   /** Shown in the navigation under this heading; absent for pages reached by a link. */
   nav?: 'You' | 'Tenant' | 'Platform';
-  component: ComponentType<{ params: Record<string, string> }>;
+  page: PageModule;
+}
+
+export type PageComponent = ComponentType<{ params: Record<string, string> }>;
+
+/**
+ * A page's code, loaded on first need. App.tsx starts loading it as soon as the path matches (in
+ * parallel with the access check's request) and renders it directly once it is there: no
+ * Suspense boundary, whose fallback React holds for 300 ms before revealing the page.
+ */
+export interface PageModule {
+  /** The component once loaded. */
+  loaded(): PageComponent | undefined;
+  /** Starts loading (once); resolves when the component is there. */
+  load(): Promise<PageComponent>;
+}
+
+function lazyPage(importer: () => Promise<{ default: PageComponent }>): PageModule {
+  let component: PageComponent | undefined;
+  let promise: Promise<PageComponent> | null = null;
+  return {
+    loaded: () => component,
+    load() {
+      promise ??= importer().then(
+        (m) => (component = m.default),
+        (e: unknown) => {
+          promise = null; // a failed download may be retried by the next visit
+          throw e;
+        },
+      );
+      return promise;
+    },
+  };
+}
+
+function readyPage(component: PageComponent): PageModule {
+  return { loaded: () => component, load: () => Promise.resolve(component) };
 }
 
 export const ROUTES: RouteDef[] = [
-  { path: '/', title: 'Your tenants', access: 'signedIn', nav: 'You', component: lazy(() => import('./pages/me/MyTenants')) },
-  { path: '/register', title: 'Register an organization', access: 'signedIn', nav: 'You', component: lazy(() => import('./pages/me/Register')) },
-  { path: '/invitations/accept', title: 'Accept an invitation', access: 'signedIn', component: lazy(() => import('./pages/me/AcceptInvitation')) },
-  { path: '/signin', title: 'Sign in', access: 'public', component: SignIn },
-  { path: '/callback', title: 'Signing in', access: 'public', component: lazy(() => import('./pages/Callback')) },
+  { path: '/', title: 'Your tenants', access: 'signedIn', nav: 'You', page: lazyPage(() => import('./pages/me/MyTenants')) },
+  { path: '/register', title: 'Register an organization', access: 'signedIn', nav: 'You', page: lazyPage(() => import('./pages/me/Register')) },
+  { path: '/invitations/accept', title: 'Accept an invitation', access: 'signedIn', page: lazyPage(() => import('./pages/me/AcceptInvitation')) },
+  { path: '/signin', title: 'Sign in', access: 'public', page: readyPage(SignIn) },
+  { path: '/callback', title: 'Signing in', access: 'public', page: lazyPage(() => import('./pages/Callback')) },
 
-  { path: '/tenant', title: 'Tenant', access: 'tenantMember', nav: 'Tenant', component: lazy(() => import('./pages/tenant/Overview')) },
-  { path: '/tenant/members', title: 'Members', access: 'tenantMember', nav: 'Tenant', component: lazy(() => import('./pages/tenant/Members')) },
-  { path: '/tenant/invitations', title: 'Invitations', access: 'tenantAdmin', nav: 'Tenant', component: lazy(() => import('./pages/tenant/Invitations')) },
-  { path: '/tenant/events', title: 'Tenant events', access: 'tenantAdmin', nav: 'Tenant', component: lazy(() => import('./pages/tenant/Events')) },
+  { path: '/tenant', title: 'Tenant', access: 'tenantMember', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Overview')) },
+  { path: '/tenant/members', title: 'Members', access: 'tenantMember', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Members')) },
+  { path: '/tenant/invitations', title: 'Invitations', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Invitations')) },
+  { path: '/tenant/events', title: 'Tenant events', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
 
-  { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', component: lazy(() => import('./pages/platform/Tenants')) },
-  { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', component: lazy(() => import('./pages/platform/NewTenant')) },
-  { path: '/admin/tenants/:id', title: 'Tenant details', access: 'platformAdmin', component: lazy(() => import('./pages/platform/TenantDetail')) },
-  { path: '/admin/audit', title: 'Isolation audit', access: 'platformAdmin', nav: 'Platform', component: lazy(() => import('./pages/platform/Audit')) },
-  { path: '/admin/events', title: 'Event log', access: 'platformAdmin', nav: 'Platform', component: lazy(() => import('./pages/platform/Events')) },
-  { path: '/admin/webhooks', title: 'Webhooks', access: 'platformAdmin', nav: 'Platform', component: lazy(() => import('./pages/platform/Webhooks')) },
-  { path: '/admin/webhooks/:id', title: 'Webhook', access: 'platformAdmin', component: lazy(() => import('./pages/platform/WebhookDetail')) },
+  { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Tenants')) },
+  { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/NewTenant')) },
+  { path: '/admin/tenants/:id', title: 'Tenant details', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/TenantDetail')) },
+  { path: '/admin/audit', title: 'Isolation audit', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Audit')) },
+  { path: '/admin/events', title: 'Event log', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Events')) },
+  { path: '/admin/webhooks', title: 'Webhooks', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Webhooks')) },
+  { path: '/admin/webhooks/:id', title: 'Webhook', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/WebhookDetail')) },
 ];
