@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -60,16 +60,30 @@ export interface ConsoleHarness {
   close(): Promise<void>;
 }
 
-/** The app (with `env` over the test defaults) listening on 127.0.0.1, and a browser. */
-export async function startConsoleHarness(env: Record<string, string | undefined> = {}): Promise<ConsoleHarness> {
+/**
+ * The app (with `env` over the test defaults) listening on 127.0.0.1, and a browser. `env` may
+ * be a function of the base URL, for settings that must name it before the app exists (an
+ * OpenID provider's redirect URI): the port is bound first, the app attached to it after.
+ */
+export async function startConsoleHarness(
+  env: Record<string, string | undefined> | ((base: string) => Promise<Record<string, string | undefined>> | Record<string, string | undefined>) = {},
+): Promise<ConsoleHarness> {
   buildConsoleIfStale();
-  const t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', ...env });
-  const server: Server = t.app.listen(0, '127.0.0.1');
+  const server: Server = http.createServer();
+  server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let t: TestApp;
+  try {
+    t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', ...(typeof env === 'function' ? await env(base) : env) });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  server.on('request', t.app);
   const browser = await launchChromium();
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return {
