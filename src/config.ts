@@ -37,6 +37,10 @@ export interface Config {
   readonly consoleClientId: string | null;
   /** SERVICE_CONSOLE_SCOPES: the scopes the console asks the OpenID provider for. */
   readonly consoleScopes: string;
+  /** SERVICE_CONSOLE_RESOURCE: the `resource` (RFC 8707) the console names on its authorization and token requests; null: none. */
+  readonly consoleResource: string | null;
+  /** SERVICE_CONSOLE_AUDIENCE: the `audience` the console names on its authorization request (Auth0's API identifier); null: none. */
+  readonly consoleAudience: string | null;
   readonly jwtIssuer: string | null;
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
@@ -211,6 +215,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (consoleClientId !== null && !oidcIssuer) problems.push('SERVICE_CONSOLE_CLIENT_ID: needs SERVICE_OIDC_ISSUER (the provider the console signs in with)');
   const consoleScopes = (str('SERVICE_CONSOLE_SCOPES') ?? 'openid profile email').split(/[\s,]+/).filter(Boolean).join(' ');
   if (!consoleScopes.split(' ').includes('openid')) problems.push("SERVICE_CONSOLE_SCOPES: must include 'openid'");
+  const consoleResource = str('SERVICE_CONSOLE_RESOURCE');
+  if (consoleResource !== null && !URL.canParse(consoleResource)) problems.push(`SERVICE_CONSOLE_RESOURCE: expected an absolute URI such as https://api.example.com or urn:tenant-api, got '${consoleResource}'`);
+  const consoleAudience = str('SERVICE_CONSOLE_AUDIENCE');
+  for (const [name, v] of [['SERVICE_CONSOLE_RESOURCE', consoleResource], ['SERVICE_CONSOLE_AUDIENCE', consoleAudience]] as const) {
+    if (v !== null && consoleClientId === null) problems.push(`${name}: needs SERVICE_CONSOLE_CLIENT_ID (it is sent only by the console's OpenID sign-in)`);
+  }
   const jwtIssuer = str('SERVICE_JWT_ISSUER');
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
@@ -342,6 +352,8 @@ export function loadConfig(env: Env = process.env): Config {
     oidcIssuer,
     consoleClientId,
     consoleScopes,
+    consoleResource,
+    consoleAudience,
     jwtIssuer,
     jwtAudience,
     jwtCacheSize,

@@ -4,7 +4,15 @@
  */
 export interface ConsoleConfig {
   /** The OpenID provider the console signs in with (authorization code + PKCE), or null. */
-  oidc: { issuer: string; clientId: string; scopes: string } | null;
+  oidc: {
+    issuer: string;
+    clientId: string;
+    scopes: string;
+    /** SERVICE_CONSOLE_RESOURCE: sent as `resource` (RFC 8707) to the authorization and token endpoints. */
+    resource: string | null;
+    /** SERVICE_CONSOLE_AUDIENCE: sent as `audience` to the authorization endpoint (Auth0). */
+    audience: string | null;
+  } | null;
   /** SERVICE_AUTH_PROVIDER: `local` means sign-in links from `tenantctl console`. */
   authProvider: 'local' | 'jwt' | 'jwks' | 'oidc';
   multiTenantMode: boolean;

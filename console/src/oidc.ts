@@ -3,6 +3,7 @@
  * the code verifier and the resulting user live in this tab's sessionStorage; the access token
  * is what the console sends to the service as its bearer token. oidc-client-ts is loaded only
  * when the instance has an OpenID provider, so the local-provider console does not download it.
+ * Nothing of the flow touches localStorage or a cookie of the console's origin.
  */
 import type { UserManager } from 'oidc-client-ts';
 import { consoleConfig } from './config';
@@ -22,6 +23,14 @@ async function userManager(): Promise<UserManager | null> {
     post_logout_redirect_uri: `${window.location.origin}${BASE}/`,
     response_type: 'code',
     scope: oidc.scopes,
+    // What makes the provider issue an access token for this service (a JWT with its audience)
+    // rather than one for its own userinfo endpoint: RFC 8707's `resource` on both requests,
+    // Auth0's `audience` on the authorization request.
+    extraQueryParams: {
+      ...(oidc.resource ? { resource: oidc.resource } : {}),
+      ...(oidc.audience ? { audience: oidc.audience } : {}),
+    },
+    extraTokenParams: oidc.resource ? { resource: oidc.resource } : {},
     userStore: new WebStorageStateStore({ store: window.sessionStorage }),
     stateStore: new WebStorageStateStore({ store: window.sessionStorage }),
     automaticSilentRenew: false,

@@ -63,7 +63,11 @@ export function adoptFragmentToken(): boolean {
   const token = params.get('token');
   if (token === null) return false;
   window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
-  if (decodeIdentity(token)) {
+  const identity = decodeIdentity(token);
+  if (identity?.expiresAt !== undefined && identity.expiresAt !== null && identity.expiresAt * 1000 <= Date.now()) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.setItem(NOTICE_KEY, 'This sign-in link has expired (a link from tenantctl console lasts 15 minutes unless its --ttl says otherwise). Print a new one and open it.');
+  } else if (identity) {
     sessionStorage.setItem(TOKEN_KEY, token);
     const tenant = params.get('tenant');
     if (tenant && SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
@@ -100,6 +104,11 @@ export function takeNotice(): string | null {
   const n = sessionStorage.getItem(NOTICE_KEY);
   if (n !== null) sessionStorage.removeItem(NOTICE_KEY);
   return n;
+}
+
+/** The message takeNotice would return, left in place (read during render, taken in an effect). */
+export function peekNotice(): string | null {
+  return sessionStorage.getItem(NOTICE_KEY);
 }
 
 export function setNotice(message: string): void {

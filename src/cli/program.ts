@@ -18,6 +18,7 @@ import { registerMembersCommands } from './members';
 import { registerInvitationsCommands } from './invitations';
 import { registerWebhooksCommands } from './webhooks';
 import { registerTokenCommand } from './token';
+import { registerConsoleCommand } from './console';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -42,7 +43,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
 
   program
     .name('tenantctl')
-    .description('Command-line tool for tenant-service: manage and audit tenants, their members, invitations and webhooks; read the audit log; mint local tokens.')
+    .description('Command-line tool for tenant-service: manage and audit tenants, their members, invitations and webhooks; read the audit log; mint local tokens and console sign-in links.')
     .version(packageVersion(), '-V, --version')
     .addOption(
       new Option('--url <url>', 'base URL of the service (default: from SERVICE_HOST and SERVICE_PORT, as the service listens)')
@@ -75,7 +76,8 @@ Examples:
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   SERVICE_TOKEN=<member's token> tenantctl tenant token --tenant acme-corp
-  tenantctl token --sub alice --email alice@acme.com --admin`,
+  tenantctl token --sub alice --email alice@acme.com --admin
+  tenantctl console --sub alice --email alice@acme.com --admin`,
     );
 
   const globals = (cmd: Command): GlobalOptions & { color: boolean } => cmd.optsWithGlobals() as GlobalOptions & { color: boolean };
@@ -93,6 +95,7 @@ Examples:
   registerTenantCommands(program, helpers);
   registerEventsCommand(program, { globals, style: (cmd) => styles(cmd).out, print });
   registerTokenCommand(program, helpers);
+  registerConsoleCommand(program, helpers, (s) => io.stderr.write(s));
   registerTenantAdminCommands(program, helpers, io.prompt);
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);

@@ -1,26 +1,67 @@
 /**
- * `tenantctl token`: mints a token with the local signing key (local auth provider only).
+ * `tenantctl token`: mints a token with the local signing key (local auth provider only). The
+ * minting and the option parsers are shared with `tenantctl console` (console.ts).
  */
 import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { readLocalKeys, signLocalToken } from '../auth/local-keys';
+import type { GlobalOptions } from './api';
 import type { CommandHelpers } from './command';
 import { CliError } from './errors';
 
 const MAX_TTL_SECONDS = 30 * 24 * 3600;
 
+/** Who a minted token names, shared by `token` and `console`. */
+export interface MintOptions {
+  sub: string;
+  email?: string;
+  name?: string;
+  tenant?: string;
+  admin: boolean;
+  ttlSeconds: number;
+  extraClaims?: Record<string, unknown>;
+}
+
+/**
+ * Signs a token with the local key in the service's data directory (--data-dir), with the admin
+ * role and claim and the audience the service checks (the hidden global options).
+ */
+export function mintLocalToken(g: GlobalOptions, opts: MintOptions): string {
+  const dir = path.resolve(g.dataDir);
+  const keys = readLocalKeys(dir);
+  if (!keys) {
+    throw new CliError(
+      `no local signing key in ${dir}: start the service once first (npm start) so it creates one, or point SERVICE_DATA_DIR / --data-dir at the service's data directory`,
+    );
+  }
+  return signLocalToken(keys, {
+    sub: opts.sub,
+    email: opts.email,
+    name: opts.name,
+    tenant: opts.tenant,
+    admin: opts.admin,
+    ttlSeconds: opts.ttlSeconds,
+    adminRole: g.adminRole,
+    roleClaim: g.adminRoleClaim,
+    extraClaims: { ...(opts.extraClaims ?? {}), ...(g.audience ? { aud: g.audience } : {}) },
+  });
+}
+
+/** The options naming who a minted token is for, shared by `token` and `console`. */
+export function addIdentityOptions(cmd: Command): Command {
+  return cmd
+    .requiredOption('--sub <subject>', 'subject (sub claim)')
+    .option('--email <email>', 'email claim (marked verified)')
+    .option('--name <name>', 'name claim');
+}
+
 /** Registers the `token` command on `program`. */
 export function registerTokenCommand(program: Command, h: CommandHelpers): void {
   const { globals, print } = h;
-  program
-    .command('token')
-    .description('mint a token with the local signing key (local auth provider only)')
-    .requiredOption('--sub <subject>', 'subject (sub claim)')
-    .option('--email <email>', 'email claim (marked verified)')
-    .option('--name <name>', 'name claim')
+  addIdentityOptions(program.command('token').description('mint a token with the local signing key (local auth provider only)'))
     .option('--tenant <slug>', 'tenant claim: the tenant the token names')
     .option('--admin', 'give the token the platform admin role', false)
-    .option('--ttl <duration>', 'lifetime: seconds, or a number with s, m, h or d (at most 30d)', parseTtl, 3600)
+    .option('--ttl <duration>', 'lifetime: seconds, or a number with s, m, h or d (at most 30d)', ttlParser(MAX_TTL_SECONDS, '30d'), 3600)
     .option(
       '--claim <name=json>',
       'add a claim of any shape, e.g. \'org=["acme","globex"]\' or \'o={"id":"org_1","slg":"acme"}\' (repeatable; a value that is not JSON is a string)',
@@ -28,26 +69,7 @@ export function registerTokenCommand(program: Command, h: CommandHelpers): void 
       {} as Record<string, unknown>,
     )
     .action((opts: { sub: string; email?: string; name?: string; tenant?: string; admin: boolean; ttl: number; claim: Record<string, unknown> }, cmd: Command) => {
-      const g = globals(cmd);
-      const dir = path.resolve(g.dataDir);
-      const keys = readLocalKeys(dir);
-      if (!keys) {
-        throw new CliError(
-          `no local signing key in ${dir}: start the service once first (npm start) so it creates one, or point SERVICE_DATA_DIR / --data-dir at the service's data directory`,
-        );
-      }
-      const token = signLocalToken(keys, {
-        sub: opts.sub,
-        email: opts.email,
-        name: opts.name,
-        tenant: opts.tenant,
-        admin: opts.admin,
-        ttlSeconds: opts.ttl,
-        adminRole: g.adminRole,
-        roleClaim: g.adminRoleClaim,
-        extraClaims: { ...opts.claim, ...(g.audience ? { aud: g.audience } : {}) },
-      });
-      print(`${token}\n`);
+      print(`${mintLocalToken(globals(cmd), { ...opts, ttlSeconds: opts.ttl, extraClaims: opts.claim })}\n`);
     });
 }
 
@@ -70,12 +92,15 @@ function parseClaim(v: string, previous: Record<string, unknown>): Record<string
   return { ...previous, [name]: value };
 }
 
-function parseTtl(v: string): number {
-  const m = /^(\d+)([smhd]?)$/.exec(v.trim());
-  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const;
-  const seconds = m ? Number(m[1]) * unit[m[2] as keyof typeof unit] : NaN;
-  if (!Number.isFinite(seconds) || seconds < 1 || seconds > MAX_TTL_SECONDS) {
-    throw new InvalidArgumentError('--ttl must be a positive duration such as 900, 15m, 1h or 7d, at most 30d.');
-  }
-  return seconds;
+/** A commander parser of a lifetime: seconds, or a number with s, m, h or d, from 1 s to `max` seconds. */
+export function ttlParser(max: number, maxLabel: string): (v: string) => number {
+  return (v) => {
+    const m = /^(\d+)([smhd]?)$/.exec(v.trim());
+    const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const;
+    const seconds = m ? Number(m[1]) * unit[m[2] as keyof typeof unit] : NaN;
+    if (!Number.isFinite(seconds) || seconds < 1 || seconds > max) {
+      throw new InvalidArgumentError(`--ttl must be a positive duration such as 900, 15m or 1h, at most ${maxLabel}.`);
+    }
+    return seconds;
+  };
 }

@@ -50,7 +50,16 @@ export function consoleBuildDir(): string {
 /** What the page needs to know about this instance (never a secret: it is public). */
 export function consoleSettings(config: Config): Record<string, unknown> {
   return {
-    oidc: config.oidcIssuer && config.consoleClientId ? { issuer: config.oidcIssuer, clientId: config.consoleClientId, scopes: config.consoleScopes } : null,
+    oidc:
+      config.oidcIssuer && config.consoleClientId
+        ? {
+            issuer: config.oidcIssuer,
+            clientId: config.consoleClientId,
+            scopes: config.consoleScopes,
+            resource: config.consoleResource,
+            audience: config.consoleAudience,
+          }
+        : null,
     authProvider: config.authProvider,
     multiTenantMode: config.multiTenantMode,
   };

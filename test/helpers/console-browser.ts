@@ -62,11 +62,11 @@ export interface ConsoleHarness {
 
 /**
  * The app (with `env` over the test defaults) listening on 127.0.0.1, and a browser. `env` may
- * be a function of the harness's base URL (for SERVICE_FRONTEND_BASE_URL = `${base}/console`):
- * the port is bound before the app is built, so the app's configuration can name it.
+ * be a function of the base URL, for settings that must name it before the app exists (an
+ * OpenID provider's redirect URI): the port is bound first, the app attached to it after.
  */
 export async function startConsoleHarness(
-  env: Record<string, string | undefined> | ((base: string) => Record<string, string | undefined>) = {},
+  env: Record<string, string | undefined> | ((base: string) => Promise<Record<string, string | undefined>> | Record<string, string | undefined>) = {},
 ): Promise<ConsoleHarness> {
   buildConsoleIfStale();
   const server: Server = http.createServer();
@@ -76,7 +76,13 @@ export async function startConsoleHarness(
     server.once('error', reject);
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', ...(typeof env === 'function' ? env(base) : env) });
+  let t: TestApp;
+  try {
+    t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', ...(typeof env === 'function' ? await env(base) : env) });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   server.on('request', t.app);
   const browser = await launchChromium();
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });

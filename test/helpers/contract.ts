@@ -44,8 +44,8 @@ function api(): OpenAPIBackend {
   return backend;
 }
 
-/** Paths served outside the API contract (documentation pages). */
-const OUTSIDE_CONTRACT = [/^\/docs(\/|$)/, /^\/openapi\.(json|yaml)$/];
+/** Paths served outside the API contract (documentation pages, the console). */
+const OUTSIDE_CONTRACT = [/^\/docs(\/|$)/, /^\/console(\/|$)/, /^\/openapi\.(json|yaml)$/];
 
 /** The GET operation that answers `method` too (its `x-forwarded-methods`: the gateway decision). */
 function forwardedOperation(method: string, pathname: string) {

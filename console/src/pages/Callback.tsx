@@ -1,4 +1,8 @@
-/** /console/callback: the OpenID provider sends the browser back here with the code. */
+/**
+ * /console/callback: the OpenID provider sends the browser back here with the code; oidc-client-ts
+ * checks the state, exchanges the code (with the PKCE verifier) for the tokens, and the access
+ * token becomes the console's bearer token. No API operation is called here.
+ */
 import { useEffect, useState } from 'react';
 import { localProblem } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
@@ -21,8 +25,10 @@ export default function Callback() {
         navigate(returnTo, { replace: true });
       })
       .catch((e: unknown) => {
-        const said = e instanceof Error && e.message ? ` The provider said: ${e.message}.` : '';
-        setFailure(`The sign-in could not be completed.${said} Start again from the sign-in page.`);
+        // The provider's refusal (access_denied, …) or oidc-client-ts's own check (an unknown
+        // or already used state: a reload of this page, a link from another tab).
+        const why = e instanceof Error && e.message ? ` (${e.message.replace(/\.$/, '')})` : '';
+        setFailure(`The sign-in could not be completed${why}. Start again from the sign-in page.`);
       });
   }, []);
   if (!failure) return <Loading what="your sign-in" />;

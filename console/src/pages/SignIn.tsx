@@ -3,21 +3,25 @@
  * SERVICE_CONSOLE_CLIENT_ID), and always the way of the `local` provider, a link printed by
  * `tenantctl console`.
  */
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { localProblem } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
 import { consoleConfig } from '../config';
 import { oidcAvailable, startOidcSignIn } from '../oidc';
 import { useLocation } from '../router';
-import { takeNotice } from '../session';
-
-const notice = takeNotice();
+import { peekNotice, takeNotice } from '../session';
 
 export default function SignIn() {
   const loc = useLocation();
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
+  // Why the person is here (an expired sign-in, a broken or expired link), shown once: read
+  // when the page appears, forgotten once shown.
+  const [notice] = useState(peekNotice);
+  useEffect(() => {
+    if (notice !== null) takeNotice();
+  }, [notice]);
   const returnTo = loc.path === '/signin' ? '/' : `${loc.path}${loc.query.size ? `?${loc.query.toString()}` : ''}`;
   return (
     <Page title="Sign in">
