@@ -63,7 +63,8 @@ export interface ConsoleHarness {
 /**
  * The app (with `env` over the test defaults) listening on 127.0.0.1, and a browser. `env` may
  * be a function of the base URL, for settings that must name it before the app exists (an
- * OpenID provider's redirect URI): the port is bound first, the app attached to it after.
+ * OpenID provider's redirect URI, SERVICE_FRONTEND_BASE_URL = `${base}/console`): the port is
+ * bound first, the app attached to it after.
  */
 export async function startConsoleHarness(
   env: Record<string, string | undefined> | ((base: string) => Promise<Record<string, string | undefined>> | Record<string, string | undefined>) = {},
