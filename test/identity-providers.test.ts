@@ -47,7 +47,7 @@ function current(app: Express, token: string, header?: string) {
 }
 
 describe('presets: each provider’s documented token shape, signed with a key served over HTTP', () => {
-  // The README's sample tokens (section "Connecting your identity provider"), with its ids.
+  // The sample tokens of docs/identity-providers.md, with its ids.
   const cases: Array<[IdpPreset, string, (id: string, slug: string) => Record<string, unknown>]> = [
     ['keycloak', '3f6c1a2e-7b0d-4c55-9f3e-2a1d8c4b5e60', (id, slug) => ({ organization: { [slug]: { id } } })],
     ['auth0', 'org_9ybsU1dN2dKfDkBi', (id) => ({ org_id: id, org_name: 'acme' })],

@@ -61,7 +61,7 @@ export default function SignIn() {
           </pre>
           <p>
             Leave out <code>--admin</code> to sign in as a regular user; add <code>--tenant SLUG</code> to open one tenant. The link signs you in for 15
-            minutes and works only in the tab it is opened in.
+            minutes, in the tab you open it in: closing that tab or signing out forgets the sign-in.
           </p>
         </section>
       ) : null}
