@@ -14,14 +14,14 @@ import { loadConfig } from '../src/config';
 import { consoleBuildDir, consoleStage, createConsoleRouter } from '../src/http/console';
 import { closeOwnerConnection } from './factories';
 import { startTestApp, testEnv, type TestApp } from './helpers/app';
-import { buildConsoleIfStale } from './helpers/console-browser';
+import { buildOnce } from './helpers/server-process';
 
 const ISSUER = 'https://login.example.test/realms/acme';
 let local: TestApp;
 let oidc: TestApp;
 
 beforeAll(async () => {
-  buildConsoleIfStale();
+  await buildOnce();
   local = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
   oidc = await startTestApp({
     SERVICE_OIDC_ISSUER: ISSUER,

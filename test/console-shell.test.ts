@@ -3,9 +3,10 @@
  * `tenantctl console`-style link signs in (and leaves the address bar at once), a person without
  * a token sees the sign-in page, and signing out forgets the token. A sign-in link pasted into a
  * tab that is already open (only the fragment changes) signs in its person; the home page with
- * `?tenant=<slug>` (a registration's dashboard_url) selects that tenant.
+ * `?tenant=<slug>` (a registration's dashboard_url) selects that tenant. Without
+ * SERVICE_FRONTEND_BASE_URL (this harness), an invitation's link is the console's own accept page.
  */
-import { closeOwnerConnection, createTenant, createUser, tenantWithMember, tokenFor } from './factories';
+import { closeOwnerConnection, createTenant, createUser, tenantWithMember, tokenFor, unique } from './factories';
 import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';
 
 const browserTest = browserIt('console-shell.test.ts');
@@ -71,6 +72,32 @@ browserTest(
     await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
     expect(tab.problems).toEqual([]);
     await tab.close();
+  },
+  120_000,
+);
+
+browserTest(
+  'without SERVICE_FRONTEND_BASE_URL an invitation still gets a working link: the console\'s own accept page',
+  async () => {
+    const { tenant, token } = await tenantWithMember('admin');
+    const email = `${unique('shell-invitee')}@example.test`;
+    const adminTab = await openConsole(h, { token, tenant: tenant.slug, path: '/tenant/invitations' });
+    const a = adminTab.page;
+    await a.getByLabel('Email address').fill(email);
+    await a.getByRole('button', { name: 'Send invitation' }).click();
+    await a.getByRole('status').filter({ hasText: `Invitation created for ${email}` }).waitFor();
+    const link = await a.getByLabel('Accept link').inputValue();
+    expect(link).toMatch(new RegExp(`^${h.base}/console/invitations/accept\\?token=[^&#]+$`));
+
+    const inviteeTab = await openConsole(h, { token: tokenFor({ sub: unique('shell-invitee'), email }), path: link.slice(`${h.base}/console`.length) });
+    const b = inviteeTab.page;
+    await b.getByRole('button', { name: 'Accept invitation' }).click();
+    await b.getByRole('heading', { name: 'Tenant', level: 1 }).waitFor();
+    await b.getByRole('main').getByRole('heading', { name: tenant.name, level: 2 }).waitFor();
+    expect(adminTab.problems).toEqual([]);
+    expect(inviteeTab.problems).toEqual([]);
+    await adminTab.close();
+    await inviteeTab.close();
   },
   120_000,
 );

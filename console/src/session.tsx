@@ -67,7 +67,9 @@ export function adoptFragmentToken(): boolean {
   if (identity?.expiresAt !== undefined && identity.expiresAt !== null && identity.expiresAt * 1000 <= Date.now()) {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.setItem(NOTICE_KEY, 'This sign-in link has expired (a link from tenantctl console lasts 15 minutes unless its --ttl says otherwise). Print a new one and open it.');
-  } else if (identity) {
+    return false;
+  }
+  if (identity) {
     sessionStorage.setItem(TOKEN_KEY, token);
     const tenant = params.get('tenant');
     if (tenant && SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);

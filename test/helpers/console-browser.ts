@@ -7,14 +7,13 @@
  *
  * Suites skip only when /usr/bin/chromium is absent; .ci/run installs it, so CI always runs them.
  */
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startTestApp, type TestApp } from './app';
-import { ROOT } from './server-process';
+import { buildOnce, ROOT } from './server-process';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
@@ -28,14 +27,6 @@ export function browserIt(suite: string): jest.It {
     return it.skip;
   }
   return it;
-}
-
-/**
- * Builds the console when its sources changed since the last build (the same check as
- * `npm start`), so a suite never tests a stale bundle.
- */
-export function buildConsoleIfStale(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.mjs')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 export const CHROMIUM_ARGS = [
@@ -69,7 +60,9 @@ export interface ConsoleHarness {
 export async function startConsoleHarness(
   env: Record<string, string | undefined> | ((base: string) => Promise<Record<string, string | undefined>> | Record<string, string | undefined>) = {},
 ): Promise<ConsoleHarness> {
-  buildConsoleIfStale();
+  // The console (and the service) rebuilt when a source changed, once per test run: workers wait
+  // for one build instead of replacing dist/console under each other.
+  await buildOnce();
   const server: Server = http.createServer();
   server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve, reject) => {

@@ -1,9 +1,11 @@
 /**
  * The accept link of an invitation just created or resent: the one moment the service returns
- * it (the token is stored hashed). Shown in a read-only field with a Copy button; without
- * SERVICE_FRONTEND_BASE_URL there is no link, only the token to hand over.
+ * it (the token is stored hashed). Shown in a read-only field with a Copy button. Without
+ * SERVICE_FRONTEND_BASE_URL the service returns no link, and the link is this console's own
+ * accept page, which works as well.
  */
 import { useEffect, useId, useRef, useState } from 'react';
+import { BASE } from '../../router';
 import type { InvitationWithToken } from '@generated/types.gen';
 
 export function InvitationLink({ invitation, action }: { invitation: InvitationWithToken; action: 'created' | 'resent' }) {
@@ -17,7 +19,7 @@ export function InvitationLink({ invitation, action }: { invitation: InvitationW
     setCopied(null);
   }, [invitation.token]);
   const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
-  const value = invitation.accept_url ?? invitation.token;
+  const value = invitation.accept_url ?? `${window.location.origin}${BASE}/invitations/accept?token=${encodeURIComponent(invitation.token)}`;
   async function copy() {
     field.current?.select();
     try {
@@ -39,17 +41,16 @@ export function InvitationLink({ invitation, action }: { invitation: InvitationW
         Invitation {action} for <strong>{invitation.email}</strong> as {invitation.role}. {mail}
       </p>
       <div className="field invitation-link">
-        <label htmlFor={id}>{invitation.accept_url ? 'Accept link' : 'Invitation token'}</label>
+        <label htmlFor={id}>Accept link</label>
         <input id={id} ref={field} readOnly value={value} onFocus={(e) => e.currentTarget.select()} aria-describedby={`${id}-hint`} />
         <span id={`${id}-hint`} className="hint">
-          {invitation.accept_url
-            ? 'Shown only now: the service keeps a hash of it. Anyone signed in with the invited email address can accept with it.'
-            : 'Shown only now. No accept link is configured (SERVICE_FRONTEND_BASE_URL), so the invitee accepts by sending this token to POST /api/invitations/accept.'}
+          Shown only now: the service keeps a hash of it. Anyone signed in with the invited email address can accept with it
+          {invitation.accept_url ? '.' : ' on this console (SERVICE_FRONTEND_BASE_URL is not set, so the invitation mail carries no link).'}
         </span>
       </div>
       <p>
         <button type="button" onClick={() => void copy()}>
-          {invitation.accept_url ? 'Copy the accept link' : 'Copy the token'}
+          Copy the accept link
         </button>{' '}
         <span aria-live="polite">{copied === 'yes' ? 'Copied.' : copied === 'no' ? 'The browser refused the clipboard: the text is selected, copy it with Ctrl+C.' : ''}</span>
       </p>
