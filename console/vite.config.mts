@@ -17,7 +17,13 @@ export default defineConfig({
   base: '/console/',
   logLevel: 'warn',
   oxc: { jsx: { runtime: 'automatic' } },
-  resolve: { alias: { '@generated': path.resolve(here, '..', 'generated') } },
+  resolve: {
+    alias: {
+      '@generated': path.resolve(here, '..', 'generated'),
+      // Dependency-free constants the service and the console share (src/context/event-actions.ts).
+      '@service/context': path.resolve(here, '..', 'src', 'context'),
+    },
+  },
   build: {
     outDir: path.resolve(here, '..', 'dist', 'console'),
     emptyOutDir: true,

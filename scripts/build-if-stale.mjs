@@ -6,6 +6,7 @@
  * - the service: tsc -p tsconfig.build.json into dist/. Inputs: src/, generated/, bench/, the
  *   tsconfig files, package.json and package-lock.json. Stamp: dist/.build-stamp.
  * - the console: Vite (console/vite.config.mts) into dist/console. Inputs: console/, generated/,
+ *   src/context/event-actions.ts,
  *   package.json and package-lock.json. Stamp: dist/.console-build-stamp.
  *
  * A missing stamp or output means "build". `--force` builds both.
@@ -30,7 +31,7 @@ const TARGETS = [
     name: 'console',
     stamp: path.join(ROOT, 'dist', '.console-build-stamp'),
     output: path.join(ROOT, 'dist', 'console', 'index.html'),
-    inputs: ['console', 'generated', 'package.json', 'package-lock.json'],
+    inputs: ['console', 'generated', 'src/context/event-actions.ts', 'package.json', 'package-lock.json'],
     command: [VITE, 'build', '--config', 'console/vite.config.mts'],
   },
 ];

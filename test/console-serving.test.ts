@@ -15,6 +15,7 @@ import { consoleBuildDir, consoleStage, createConsoleRouter } from '../src/http/
 import { closeOwnerConnection } from './factories';
 import { startTestApp, testEnv, type TestApp } from './helpers/app';
 import { buildOnce } from './helpers/server-process';
+import { cspDirectives } from './helpers/csp';
 
 const ISSUER = 'https://login.example.test/realms/acme';
 let local: TestApp;
@@ -36,21 +37,6 @@ afterAll(async () => {
   await oidc?.close();
   await closeOwnerConnection();
 });
-
-/** The CSP header as a map of directive → value. */
-function csp(header: string | undefined): Map<string, string> {
-  expect(header).toBeDefined();
-  return new Map(
-    header!
-      .split(';')
-      .map((d) => d.trim())
-      .filter(Boolean)
-      .map((d) => {
-        const [name, ...rest] = d.split(/\s+/);
-        return [name, rest.join(' ')] as [string, string];
-      }),
-  );
-}
 
 function settingsOf(html: string): Record<string, unknown> {
   const m = /<script type="application\/json" id="console-config">(.*?)<\/script>/s.exec(html);
@@ -84,11 +70,11 @@ describe('the page', () => {
   });
 
   it('has the CSP of /docs, plus the issuer origin in connect-src only when OIDC sign-in is configured', async () => {
-    const docs = csp((await request(local.app).get('/docs').expect(200)).headers['content-security-policy']);
-    const plain = csp((await request(local.app).get('/console/').expect(200)).headers['content-security-policy']);
+    const docs = cspDirectives((await request(local.app).get('/docs').expect(200)).headers['content-security-policy']);
+    const plain = cspDirectives((await request(local.app).get('/console/').expect(200)).headers['content-security-policy']);
     expect(plain).toEqual(docs);
     expect(plain.has('connect-src')).toBe(false);
-    const withIssuer = csp((await request(oidc.app).get('/console/').expect(200)).headers['content-security-policy']);
+    const withIssuer = cspDirectives((await request(oidc.app).get('/console/').expect(200)).headers['content-security-policy']);
     expect(withIssuer.get('connect-src')).toBe("'self' https://login.example.test");
     withIssuer.delete('connect-src');
     expect(withIssuer).toEqual(docs);

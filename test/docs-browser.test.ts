@@ -10,14 +10,13 @@ import fs from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../bench/scenarios/chromium';
 import { loadOpenApiDocument } from '../src/openapi-document';
 import { closeOwnerConnection, tenantWithMember } from './factories';
 import { startTestApp, type TestApp } from './helpers/app';
 import { contractProblem } from './helpers/contract';
 
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const OUTPUT_DIR = path.join(__dirname, '..', 'test-output');
 const TIMEOUT = 180_000;
 
@@ -76,19 +75,7 @@ beforeAll(async () => {
     server.once('error', reject);
   });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   fs.mkdirSync(OUTPUT_DIR, { recursive: true });
 }, TIMEOUT);
 

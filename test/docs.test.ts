@@ -7,6 +7,7 @@ import request from 'supertest';
 import { loadOpenApiDocument } from '../src/openapi-document';
 import { adminToken, closeOwnerConnection } from './factories';
 import { startTestApp, type TestApp } from './helpers/app';
+import { cspDirectives } from './helpers/csp';
 
 let t: TestApp;
 let proxied: TestApp;
@@ -19,21 +20,6 @@ afterAll(async () => {
   await proxied.close();
   await closeOwnerConnection();
 });
-
-/** The CSP header as a map of directive → value. */
-function csp(header: string | undefined): Map<string, string> {
-  expect(header).toBeDefined();
-  return new Map(
-    header!
-      .split(';')
-      .map((d) => d.trim())
-      .filter(Boolean)
-      .map((d) => {
-        const [name, ...rest] = d.split(/\s+/);
-        return [name, rest.join(' ')] as [string, string];
-      }),
-  );
-}
 
 /** Buffers a binary body without letting superagent decompress it. */
 function raw(res: request.Response, cb: (err: Error | null, body: Buffer) => void): void {
@@ -145,7 +131,7 @@ describe('GET /docs', () => {
   });
 
   it("keeps helmet's CSP (no inline script, no eval), allows no remote font/style, drops upgrade-insecure-requests only on plain HTTP", async () => {
-    const page = csp((await request(t.app).get('/docs').expect(200)).headers['content-security-policy']);
+    const page = cspDirectives((await request(t.app).get('/docs').expect(200)).headers['content-security-policy']);
     expect(page.get('script-src')).toBe("'self'");
     expect(page.get('script-src-attr')).toBe("'none'");
     expect(page.get('default-src')).toBe("'self'");
@@ -157,12 +143,12 @@ describe('GET /docs', () => {
     expect(page.get('font-src')).toBe("'self' data:");
     expect(page.get('style-src')).toBe("'self' 'unsafe-inline'");
 
-    const global = csp((await request(t.app).get('/healthz').expect(200)).headers['content-security-policy']);
+    const global = cspDirectives((await request(t.app).get('/healthz').expect(200)).headers['content-security-policy']);
     expect(global.has('upgrade-insecure-requests')).toBe(true);
     const changed = ['upgrade-insecure-requests', 'font-src', 'style-src'];
     expect([...page.entries()].filter(([k]) => !changed.includes(k))).toEqual([...global.entries()].filter(([k]) => !changed.includes(k)));
 
-    const overHttps = csp(
+    const overHttps = cspDirectives(
       (await request(proxied.app).get('/docs').set('X-Forwarded-Proto', 'https').expect(200)).headers['content-security-policy'],
     );
     expect(overHttps.has('upgrade-insecure-requests')).toBe(true);

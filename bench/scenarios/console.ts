@@ -18,10 +18,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from './chromium';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const CHROMIUM = '/usr/bin/chromium';
 const RUNS = 5;
 const TARGET_MS = 1000;
 const TARGET_GZIP_BYTES = 300_000;
@@ -138,16 +138,13 @@ async function run(browser: Browser, serviceUrl: string, token: string): Promise
 export async function consoleScenario(opts: { serviceUrl: string; adminToken: string; tenants: number; log: (msg: string) => void }): Promise<ConsoleBenchResult | { skipped: string; bundle: ConsoleBundle }> {
   const bundle = firstPageBundle();
   opts.log(`console: first page downloads ${bundle.files.length} files, ${(bundle.gzip_bytes / 1000).toFixed(1)} kB gzipped (target < ${TARGET_GZIP_BYTES / 1000} kB)`);
-  if (!fs.existsSync(CHROMIUM)) {
+  if (!HAVE_CHROMIUM) {
     const skipped = `${CHROMIUM} not found (apt-get install -y chromium)`;
     opts.log(`console: time to the tenants table SKIPPED, ${skipped}`);
     return { skipped, bundle };
   }
   opts.log(`console: sign-in link to /console/admin/tenants until the 100th row is visible, ${opts.tenants} tenants (target < ${TARGET_MS} ms)`);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   try {
     await run(browser, opts.serviceUrl, opts.adminToken); // warm-up: the service's JIT and PostgreSQL's caches
     const runs: Array<{ cold: number; warm: number; timeline: TimelineEntry[] }> = [];

@@ -9,33 +9,11 @@ import { withPlatformRead, type Database, type Transaction } from '../db/tenant-
 import { ApiError } from '../errors';
 import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
 import { decodeCursor, encodeCursor } from './pagination';
+import type { EventAction } from '../context/event-actions';
 
 export { freeForm } from './event-data';
 
-/** Every action the service records. */
-export const EVENT_ACTIONS = [
-  'tenant.created',
-  'tenant.registered',
-  'tenant.updated',
-  'tenant.approved',
-  'tenant.deletion_started',
-  'tenant.deleted',
-  'member.added',
-  'member.provisioned',
-  'member.role_changed',
-  'member.removed',
-  'member.left',
-  'invitation.created',
-  'invitation.resent',
-  'invitation.revoked',
-  'invitation.accepted',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.deleted',
-  'board.created',
-  'tenant_token.key_rotated',
-] as const;
-export type EventAction = (typeof EVENT_ACTIONS)[number];
+export { EVENT_ACTIONS, type EventAction } from '../context/event-actions';
 
 /** Who made a change: the verified caller of the request (null fields for the service itself). */
 export interface EventActor {

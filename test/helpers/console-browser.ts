@@ -11,12 +11,13 @@ import fs from 'node:fs';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../../bench/scenarios/chromium';
 import { startTestApp, type TestApp } from './app';
 import { buildOnce, ROOT } from './server-process';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
+export { CHROMIUM, HAVE_CHROMIUM, launchChromium };
+
 export const SCREENSHOT_DIR = path.join(ROOT, 'test-output', 'console');
 export const BROWSER_TIMEOUT = 240_000;
 
@@ -27,21 +28,6 @@ export function browserIt(suite: string): jest.It {
     return it.skip;
   }
   return it;
-}
-
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 export interface ConsoleHarness {

@@ -9,6 +9,7 @@ import type { MemberRole } from '@generated/types.gen';
 import { ErrorNotice, SuccessNotice } from '../ErrorNotice';
 import { useSession } from '../../session';
 import { invalidateOperations } from './queries';
+import { RoleSelect } from './RoleSelect';
 
 export function AddMemberForm() {
   const s = useSession();
@@ -57,13 +58,7 @@ export function AddMemberForm() {
               Defaults to the issuer of your own sign-in.
             </span>
           </div>
-          <div className="field">
-            <label htmlFor={`${id}-role`}>Role</label>
-            <select id={`${id}-role`} value={role} onChange={(e) => setRole(e.target.value as MemberRole)}>
-              <option value="member">member</option>
-              <option value="admin">admin</option>
-            </select>
-          </div>
+          <RoleSelect id={`${id}-role`} value={role} onChange={setRole} />
           <button type="submit" disabled={add.isPending}>
             {add.isPending ? 'Adding…' : 'Add user'}
           </button>

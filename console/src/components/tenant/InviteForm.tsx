@@ -10,6 +10,7 @@ import { useSession } from '../../session';
 import { InvitationErrorNotice } from './InvitationErrorNotice';
 import { Outcome } from './Outcome';
 import { invalidateOperations } from './queries';
+import { RoleSelect } from './RoleSelect';
 
 export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken) => void }) {
   const s = useSession();
@@ -52,13 +53,7 @@ export function InviteForm({ onCreated }: { onCreated: (inv: InvitationWithToken
               They accept by signing in with this address.
             </span>
           </div>
-          <div className="field">
-            <label htmlFor={`${id}-role`}>Role</label>
-            <select id={`${id}-role`} value={role} onChange={(e) => setRole(e.target.value as MemberRole)}>
-              <option value="member">member</option>
-              <option value="admin">admin</option>
-            </select>
-          </div>
+          <RoleSelect id={`${id}-role`} value={role} onChange={setRole} />
           <button type="submit" className="primary" disabled={create.isPending}>
             {create.isPending ? 'Sending…' : 'Send invitation'}
           </button>

@@ -11,18 +11,13 @@ import type { ListEventsData } from '@generated/types.gen';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Pager, useCursorPager } from '../../components/Pager';
-import { EventTable } from '../../components/platform/EventTable';
+import { EVENT_ACTIONS } from '@service/context/event-actions';
+import { EventTable } from '../../components/EventTable';
 import { navigate, useLocation } from '../../router';
 
 const PAGE_SIZE = 50;
 const FILTERS = ['tenant_id', 'action', 'actor_subject', 'since', 'until'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
-const ACTIONS = [
-  'tenant.created', 'tenant.registered', 'tenant.updated', 'tenant.approved', 'tenant.deletion_started', 'tenant.deleted',
-  'member.added', 'member.provisioned', 'member.role_changed', 'member.removed', 'member.left',
-  'invitation.created', 'invitation.resent', 'invitation.revoked', 'invitation.accepted',
-  'webhook.created', 'webhook.updated', 'webhook.deleted', 'board.created', 'tenant_token.key_rotated',
-];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** An ISO time as the value of a datetime-local input (the reader's local time). */
@@ -64,7 +59,7 @@ function FilterForm({ current }: { current: Filters }) {
         {field('tenant_id', 'Tenant ID', { spellCheck: false, autoComplete: 'off' })}
         {field('action', 'Action', { list: `${id}-actions`, spellCheck: false })}
         <datalist id={`${id}-actions`}>
-          {ACTIONS.map((a) => (
+          {EVENT_ACTIONS.map((a) => (
             <option key={a} value={a} />
           ))}
         </datalist>
@@ -99,7 +94,7 @@ function EventPages({ filters }: { filters: Filters }) {
       <ErrorNotice error={list.error} title="The events could not be read" />
       {list.data ? (
         <>
-          {list.data.events.length ? <EventTable events={list.data.events} caption="Events" /> : <p>No event matches these filters.</p>}
+          {list.data.events.length ? <EventTable events={list.data.events} caption="Events" tenantColumn /> : <p>No event matches these filters.</p>}
           <Pager label="Event pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} summary={`${list.data.events.length} ${list.data.events.length === 1 ? 'event' : 'events'} on this page`} />
         </>
       ) : null}

@@ -5,30 +5,16 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { listTenantEventsOptions } from '@generated/@tanstack/react-query.gen';
-import type { Event, ListTenantEventsData } from '@generated/types.gen';
+import type { ListTenantEventsData } from '@generated/types.gen';
+import { EVENT_ACTIONS } from '@service/context/event-actions';
 import { localProblem } from '../../api';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Pager, useCursorPager } from '../../components/Pager';
-import { Time } from '../../components/Time';
+import { EventTable } from '../../components/EventTable';
 import { useSession } from '../../session';
 
 const PAGE_SIZE = 50;
-const ACTIONS = [
-  'tenant.registered',
-  'tenant.updated',
-  'tenant.approved',
-  'member.added',
-  'member.provisioned',
-  'member.role_changed',
-  'member.removed',
-  'member.left',
-  'invitation.created',
-  'invitation.resent',
-  'invitation.revoked',
-  'invitation.accepted',
-  'board.created',
-];
 
 type Filters = Omit<NonNullable<ListTenantEventsData['query']>, 'limit' | 'cursor'>;
 
@@ -37,11 +23,6 @@ function toIso(local: string): string | null | undefined {
   if (!local) return undefined;
   const d = new Date(local);
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
-}
-
-function actorOf(e: Event): string {
-  const who = e.actor.email ?? e.actor.subject ?? 'the service';
-  return e.actor.platform_admin ? `${who} (platform admin)` : who;
 }
 
 export default function Events() {
@@ -94,7 +75,7 @@ export default function Events() {
             <label htmlFor={`${id}-action`}>Action</label>
             <input id={`${id}-action`} list={`${id}-actions`} value={action} onChange={(e) => setAction(e.target.value)} autoComplete="off" />
             <datalist id={`${id}-actions`}>
-              {ACTIONS.map((a) => (
+              {EVENT_ACTIONS.map((a) => (
                 <option key={a} value={a} />
               ))}
             </datalist>
@@ -125,48 +106,7 @@ export default function Events() {
       {list.data ? (
         <>
           {list.data.events.length ? (
-            <table>
-              <caption className="visually-hidden">Tenant events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Request ID</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.events.map((e) => (
-                  <tr key={e.event_id}>
-                    <td>
-                      <Time value={e.occurred_at} />
-                    </td>
-                    <td>
-                      <code>{e.action}</code>
-                    </td>
-                    <td>{actorOf(e)}</td>
-                    <td>
-                      {e.target.type}
-                      {e.target.id ? (
-                        <>
-                          {' '}
-                          <code>{e.target.id}</code>
-                        </>
-                      ) : null}
-                    </td>
-                    <td>{e.request_id ? <code>{e.request_id}</code> : '—'}</td>
-                    <td>
-                      <details>
-                        <summary>Data</summary>
-                        <pre>{JSON.stringify(e.data, null, 2)}</pre>
-                      </details>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <EventTable events={list.data.events} caption="Tenant events, newest first" tenantColumn={false} />
           ) : (
             <p>No events match these filters.</p>
           )}

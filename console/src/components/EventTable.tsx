@@ -1,10 +1,11 @@
 /**
- * A page of events as a table: time, action, tenant, actor, target, and the event's data as
- * formatted JSON in a disclosure (content of the event, never an error body).
+ * A page of events as a table: time, action, (for platform admins) tenant, actor, target, and
+ * the event's data as formatted JSON in a disclosure (content of the event, never an error
+ * body), with its request ID. Used by the platform and the tenant event logs.
  */
 import type { Event } from '@generated/types.gen';
-import { Time } from '../Time';
-import { Link } from '../../router';
+import { Link } from '../router';
+import { Time } from './Time';
 
 function actor(e: Event): string {
   const a = e.actor;
@@ -14,7 +15,7 @@ function actor(e: Event): string {
   return who ?? a.issuer ?? 'unknown';
 }
 
-export function EventTable({ events, caption }: { events: Event[]; caption: string }) {
+export function EventTable({ events, caption, tenantColumn }: { events: Event[]; caption: string; tenantColumn: boolean }) {
   return (
     <table>
       <caption className="visually-hidden">{caption}</caption>
@@ -22,7 +23,7 @@ export function EventTable({ events, caption }: { events: Event[]; caption: stri
         <tr>
           <th scope="col">Time</th>
           <th scope="col">Action</th>
-          <th scope="col">Tenant</th>
+          {tenantColumn ? <th scope="col">Tenant</th> : null}
           <th scope="col">Actor</th>
           <th scope="col">Target</th>
           <th scope="col">Data</th>
@@ -37,7 +38,7 @@ export function EventTable({ events, caption }: { events: Event[]; caption: stri
             <td>
               <code>{e.action}</code>
             </td>
-            <td>{e.tenant_id ? <Link to={`/admin/tenants/${e.tenant_id}`}>{e.tenant_id}</Link> : 'platform-wide'}</td>
+            {tenantColumn ? <td>{e.tenant_id ? <Link to={`/admin/tenants/${e.tenant_id}`}>{e.tenant_id}</Link> : 'platform-wide'}</td> : null}
             <td>
               {actor(e)}
               {e.actor.issuer ? <span className="hint"> · {e.actor.issuer}</span> : null}
