@@ -3,7 +3,8 @@
  * (oidc-client-ts) against a real provider (oidc-provider, a child process) with a public client.
  * The console asks for the resource SERVICE_CONSOLE_RESOURCE, so the access token is a JWT with
  * the audience the service checks (SERVICE_JWT_AUDIENCE). The verifier and state live in the
- * tab's sessionStorage only; signing out forgets the tokens.
+ * tab's sessionStorage only; signing out forgets the tokens. The provider's access tokens live
+ * ACCESS_TOKEN_TTL seconds, and the console renews them with the refresh token before they expire.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -14,13 +15,15 @@ import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHar
 const browserTest = browserIt('console-oidc.test.ts');
 const CLIENT_ID = 'tenant-console';
 const RESOURCE = 'urn:tenant-api';
+/** oidc-client-ts announces expiry 60 s ahead: the renewal comes 30 s after the sign-in. */
+const ACCESS_TOKEN_TTL = 90;
 let provider: ChildProcess | undefined;
 let issuer: string;
 let h: ConsoleHarness;
 
 /** Starts oidc-provider with the console as a public client redirecting to `base`. */
 async function startProvider(base: string): Promise<string> {
-  const client = { client_id: CLIENT_ID, redirect_uris: [`${base}/console/callback`], post_logout_redirect_uris: [`${base}/console/`] };
+  const client = { client_id: CLIENT_ID, redirect_uris: [`${base}/console/callback`], post_logout_redirect_uris: [`${base}/console/`], access_token_ttl: ACCESS_TOKEN_TTL };
   const child = spawn(process.execPath, [path.join(__dirname, 'helpers', 'oidc-provider.mjs'), '{}', JSON.stringify(client)], { stdio: ['ignore', 'pipe', 'inherit'] });
   provider = child;
   const lines = readline.createInterface({ input: child.stdout });
@@ -118,6 +121,51 @@ browserTest(
     await tab.close();
   },
   120_000,
+);
+
+function claimsOf(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+browserTest(
+  'before the access token expires, the refresh token renews it and the console carries on with the new one',
+  async () => {
+    const login = unique('renew');
+    const tenant = await createTenant();
+    await createUser(tenant.id, { subject: login, issuer, role: 'admin' });
+    const tab = await openConsole(h, { allowOrigins: [issuer] });
+    const { page } = tab;
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByPlaceholder('Enter any login').fill(login);
+    await page.getByPlaceholder('and password').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('cell', { name: tenant.slug, exact: true }).waitFor();
+    const first = (await page.evaluate(`sessionStorage.getItem('tenant-service.console.token')`)) as string;
+    expect((claimsOf(first).exp as number) - (claimsOf(first).iat as number)).toBe(ACCESS_TOKEN_TTL);
+
+    // The refresh grant, naming the resource again so the new token is a JWT for this service.
+    const refresh = page.waitForRequest((r) => r.url() === `${issuer}/token` && /grant_type=refresh_token/.test(r.postData() ?? ''), { timeout: 90_000 });
+    const body = new URLSearchParams((await refresh).postData() ?? '');
+    expect(body.get('resource')).toBe(RESOURCE);
+    expect(body.get('client_id')).toBe(CLIENT_ID);
+    await page.waitForFunction((old) => { const t = sessionStorage.getItem('tenant-service.console.token'); return t !== null && t !== old; }, first, { timeout: 30_000 });
+    const second = (await page.evaluate(`sessionStorage.getItem('tenant-service.console.token')`)) as string;
+    expect(claimsOf(second)).toMatchObject({ iss: issuer, sub: login, aud: RESOURCE });
+    expect(claimsOf(second).exp as number).toBeGreaterThan(claimsOf(first).exp as number);
+
+    // Still signed in, nothing reloaded, and the next call carries the new token.
+    await page.getByText(`Signed in as ${login}`, { exact: true }).waitFor();
+    const members = page.waitForRequest((r) => r.url().startsWith(`${h.base}/api/tenant/members`));
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Members' }).click();
+    expect((await members).headers()['authorization']).toBe(`Bearer ${second}`);
+    await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
+    await page.getByRole('cell', { name: login, exact: true }).first().waitFor();
+    const providerFont = (p: string) => p.includes('https://fonts.googleapis.com/') || p === 'console.error: Failed to load resource: net::ERR_BLOCKED_BY_CLIENT.Inspector';
+    expect(tab.problems.filter((p) => !providerFont(p))).toEqual([]);
+    await tab.close();
+  },
+  180_000,
 );
 
 browserTest(

@@ -61,6 +61,38 @@ export async function completeOidcSignIn(): Promise<{ accessToken: string; retur
   return { accessToken: user.access_token, returnTo };
 }
 
+/**
+ * Keeps the signed-in person's access token fresh: a minute before it expires, the refresh token
+ * (when the provider issued one) buys a new one, handed to `onRenewed`. Without a refresh token,
+ * or when the provider refuses, nothing happens and the sign-in ends at expiry with its notice.
+ * Only the token this sign-in put in the session is renewed: a `tenantctl console` link opened
+ * since then is left alone. Returns a function that stops watching.
+ */
+export function watchOidcRenewal(current: () => string | null, onRenewed: (accessToken: string) => void): () => void {
+  let stopped = false;
+  let unsubscribe: (() => void) | null = null;
+  void userManager().then(async (m) => {
+    if (!m || stopped) return;
+    const expiring = async () => {
+      const user = await m.getUser();
+      if (!user?.refresh_token || user.access_token !== current()) return;
+      try {
+        const renewed = await m.signinSilent({ resource: consoleConfig.oidc?.resource ?? undefined });
+        if (renewed && !stopped) onRenewed(renewed.access_token);
+      } catch {
+        // Refused or unreachable: the session's expiry timer signs out with its notice.
+      }
+    };
+    unsubscribe = m.events.addAccessTokenExpiring(() => void expiring());
+    // Loads the stored user's expiry timers (after a reload, too).
+    await m.getUser();
+  });
+  return () => {
+    stopped = true;
+    unsubscribe?.();
+  };
+}
+
 /** Forgets the provider's tokens in this tab (the provider's own session is left as it is). */
 export async function oidcSignOut(): Promise<void> {
   await (await userManager())?.removeUser();

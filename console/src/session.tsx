@@ -15,7 +15,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { getSetupStatusOptions, listMyTenantsOptions } from '@generated/@tanstack/react-query.gen';
 import type { MyTenant } from '@generated/types.gen';
 import { configureApi, type ApiProblem } from './api';
-import { oidcSignOut } from './oidc';
+import { oidcAvailable, oidcSignOut, watchOidcRenewal } from './oidc';
 
 const TOKEN_KEY = 'tenant-service.console.token';
 const TENANT_KEY = 'tenant-service.console.tenant';
@@ -191,6 +191,20 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [queryClient]);
 
   const identity = useMemo(() => (token ? decodeIdentity(token) : null), [token]);
+
+  // An OpenID sign-in renews its access token with the refresh token before it expires; the new
+  // token replaces the old one without clearing what the console has loaded.
+  const signedIn = token !== null;
+  useEffect(() => {
+    if (!signedIn || !oidcAvailable()) return;
+    return watchOidcRenewal(
+      () => sessionStorage.getItem(TOKEN_KEY),
+      (renewed) => {
+        sessionStorage.setItem(TOKEN_KEY, renewed);
+        setToken(renewed);
+      },
+    );
+  }, [signedIn]);
 
   // Sign out when the token expires, instead of failing the next click with a 401.
   useEffect(() => {

@@ -5,7 +5,8 @@
 // argv[3], optional, is JSON: { "client_id": …, "redirect_uris": […], "post_logout_redirect_uris": […] },
 // a public browser client (the console): authorization code with PKCE (S256, required), no client
 // secret, CORS for its origin, and the provider's development login and consent pages (any login
-// name, any password). Asking for the resource urn:tenant-api gets it a JWT access token too.
+// name, any password). Asking for the resource urn:tenant-api gets it a JWT access token too, and
+// a refresh token comes with it; "access_token_ttl" (seconds) shortens its access tokens' life.
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
@@ -37,7 +38,7 @@ const provider = new Provider(issuer, {
             client_id: browserClient.client_id,
             token_endpoint_auth_method: 'none',
             application_type: 'web',
-            grant_types: ['authorization_code'],
+            grant_types: ['authorization_code', 'refresh_token'],
             response_types: ['code'],
             redirect_uris: browserClient.redirect_uris,
             post_logout_redirect_uris: browserClient.post_logout_redirect_uris ?? [],
@@ -46,6 +47,8 @@ const provider = new Provider(issuer, {
       : []),
   ],
   pkce: { methods: ['S256'], required: () => true },
+  // A refresh token for the browser client without asking for offline_access (as Keycloak does).
+  issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
   clientBasedCORS: (_ctx, origin, client) => client.redirectUris.some((u) => new URL(u).origin === origin),
   features: {
     devInteractions: { enabled: browserClient !== null },
@@ -53,7 +56,13 @@ const provider = new Provider(issuer, {
     resourceIndicators: {
       enabled: true,
       defaultResource: () => RESOURCE,
-      getResourceServerInfo: () => ({ scope: 'api', audience: RESOURCE, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+      getResourceServerInfo: (_ctx, _resource, client) => ({
+        scope: 'api',
+        audience: RESOURCE,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+        ...(browserClient?.access_token_ttl && client.clientId === browserClient.client_id ? { accessTokenTTL: browserClient.access_token_ttl } : {}),
+      }),
     },
   },
   extraTokenClaims: (_ctx, token) => claimsByClient[token.clientId] ?? {},
