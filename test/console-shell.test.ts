@@ -101,3 +101,29 @@ browserTest(
   },
   120_000,
 );
+
+browserTest(
+  'a sign-in that expires while the console is open, or that the service refuses, ends on the sign-in page with the reason',
+  async () => {
+    const { user } = await tenantWithMember('member');
+    // Expires a few seconds after it is opened: the console signs out at expiry by itself.
+    const short = tokenFor({ sub: user.subject, email: user.email, ttlSeconds: 4 });
+    const tab = await openConsole(h, { token: short });
+    const { page } = tab;
+    await page.getByRole('heading', { name: 'Your tenants', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor({ timeout: 30_000 });
+    await page.getByRole('status').getByText('Your sign-in has expired. Sign in again.').waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("tenant-service.console.token")')).toBeNull();
+
+    // A token the service does not accept (its signature altered): the first 401 signs out.
+    const valid = tokenFor({ sub: user.subject, email: user.email });
+    const forged = `${valid.slice(0, -6)}${valid.slice(-6) === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA'}`;
+    await page.goto(`${h.base}/console/#token=${forged}`);
+    await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
+    await page.getByRole('status').getByText('Your sign-in has expired or was not accepted. Sign in again.').waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("tenant-service.console.token")')).toBeNull();
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  },
+  120_000,
+);

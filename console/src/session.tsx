@@ -200,7 +200,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     return watchOidcRenewal(
       () => sessionStorage.getItem(TOKEN_KEY),
       (renewed) => {
-        sessionStorage.setItem(TOKEN_KEY, renewed);
+        storeToken(renewed);
         setToken(renewed);
       },
     );

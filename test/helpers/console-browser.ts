@@ -19,7 +19,6 @@ import { buildOnce, ROOT } from './server-process';
 export { CHROMIUM, HAVE_CHROMIUM, launchChromium };
 
 export const SCREENSHOT_DIR = path.join(ROOT, 'test-output', 'console');
-export const BROWSER_TIMEOUT = 240_000;
 
 /** `it`, or `it.skip` with a note on stderr when chromium is missing. */
 export function browserIt(suite: string): jest.It {

@@ -10,12 +10,11 @@ import type { Tenant } from '@generated/types.gen';
 import { ConfirmDialog } from '../ConfirmDialog';
 import { ErrorNotice } from '../ErrorNotice';
 import { Loading } from '../Page';
+import { count, RowCountTable } from '../RowCountTable';
 import { navigate } from '../../router';
 import { setFlash } from './flash';
 import { invalidateTenantReads } from './tenant-forms';
 import { Section } from './TenantEditForms';
-
-const count = new Intl.NumberFormat('en');
 
 export function DeleteTenant({ tenant }: { tenant: Tenant }) {
   const queryClient = useQueryClient();
@@ -32,7 +31,7 @@ export function DeleteTenant({ tenant }: { tenant: Tenant }) {
       navigate('/admin/tenants');
     },
   });
-  const rows = preview.data ? Object.entries(preview.data.rows).sort(([a], [b]) => a.localeCompare(b)) : [];
+  const rows = preview.data ? Object.entries(preview.data.rows) : [];
   const total = rows.reduce((n, [, c]) => n + c, 0);
   return (
     <Section title="Delete this tenant">
@@ -46,33 +45,7 @@ export function DeleteTenant({ tenant }: { tenant: Tenant }) {
       <ErrorNotice error={preview.error} title="The deletion preview failed" />
       {preview.data ? (
         <>
-          <table>
-            <caption>What deleting {tenant.name} removes now</caption>
-            <thead>
-              <tr>
-                <th scope="col">Table</th>
-                <th scope="col" className="num">
-                  Rows
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map(([table, n]) => (
-                <tr key={table}>
-                  <td>
-                    <code>{table}</code>
-                  </td>
-                  <td className="num">{count.format(n)}</td>
-                </tr>
-              ))}
-            </tbody>
-            <tfoot>
-              <tr>
-                <th scope="row">In all</th>
-                <td className="num">{count.format(total)}</td>
-              </tr>
-            </tfoot>
-          </table>
+          <RowCountTable caption={`What deleting ${tenant.name} removes now`} rows={rows} total={total} />
           <p>
             <button type="button" className="danger" onClick={() => setConfirming(true)}>
               Delete tenant…

@@ -12,8 +12,8 @@ import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
 import { slugProblem } from '../../components/platform/tenant-forms';
 import { Link, navigate, useLocation } from '../../router';
+import { count, RowCountTable } from '../../components/RowCountTable';
 
-const count = new Intl.NumberFormat('en');
 
 const CHECKS: Record<AuditViolation['check'], string> = {
   cross_tenant_user_access: 'Cross-tenant user access',
@@ -110,29 +110,7 @@ function Report({ r }: { r: AuditReport }) {
           </tbody>
         </table>
       ) : null}
-      <table>
-        <caption>{one ? `Rows per table of ${one.name}` : `Rows per table, all ${count.format(r.tenants.length)} tenants`}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Table</th>
-            <th scope="col" className="num">
-              Rows
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {[...totals.entries()]
-            .sort(([a], [b]) => a.localeCompare(b))
-            .map(([table, n]) => (
-              <tr key={table}>
-                <td>
-                  <code>{table}</code>
-                </td>
-                <td className="num">{count.format(n)}</td>
-              </tr>
-            ))}
-        </tbody>
-      </table>
+      <RowCountTable caption={one ? `Rows per table of ${one.name}` : `Rows per table, all ${count.format(r.tenants.length)} tenants`} rows={totals.entries()} />
       {one ? (
         <p>
           <Link to={`/admin/tenants/${one.tenant_id}`}>Open {one.name}</Link>

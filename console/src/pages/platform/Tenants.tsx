@@ -15,9 +15,9 @@ import { Time } from '../../components/Time';
 import { takeFlash } from '../../components/platform/flash';
 import { invalidateTenantReads, statusLabel } from '../../components/platform/tenant-forms';
 import { Link, navigate, useLocation } from '../../router';
+import { count } from '../../components/RowCountTable';
 
 const PAGE_SIZE = 100;
-const count = new Intl.NumberFormat('en');
 
 function SearchForm({ q }: { q: string }) {
   const id = useId();
