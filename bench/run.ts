@@ -5,7 +5,8 @@
  *
  * BENCH_ONLY=pipeline runs only the throughput, reference, gateway and 17.1 scenarios;
  * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
- * BENCH_ONLY=console only the console scenario (at 100 000 tenants).
+ * BENCH_ONLY=console only the console scenario (at 100 000 tenants); BENCH_ONLY=fairness only
+ * the flooding neighbour and the body attack.
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -17,8 +18,10 @@
  * - GET /api/tenant/decision as a ratio to the same reference as GET /api/tenant (pipeline-ratios.ts);
  * - a request to the example product through nginx with the decision against the same request to
  *   the product directly (bench/scenarios/gateway.ts);
- * - 17.1: a caller's p99 while 4 connections post 1 MiB bodies without a token
+ * - a caller's p99 while 4 connections post 1 MiB bodies without a token
  *   (bench/scenarios/body-attack.ts);
+ * - a quiet caller's decision p99 while a member of another tenant floods the decision
+ *   (bench/scenarios/noisy-neighbour.ts);
  * - a tenant holding one million rows: audit it, then delete it;
  * - 30 s of mixed reads and writes: zero 5xx, no lost or duplicated boards;
  * - what recording events costs, and another tenant's p99 while the largest events pages are
@@ -38,6 +41,7 @@ import pino from 'pino';
 import { loadOrCreateLocalKeys, signLocalToken, type LocalKeys } from '../src/auth/local-keys';
 import { migrate } from '../src/db/database';
 import { bodyAttack } from './scenarios/body-attack';
+import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { consoleScenario } from './scenarios/console';
 import { gatewayScenario } from './scenarios/gateway';
 import { pipelineRatios } from './scenarios/pipeline-ratios';
@@ -58,6 +62,8 @@ const ONLY_RATIOS = process.env.BENCH_ONLY === 'ratios';
 const ONLY_GATEWAY = process.env.BENCH_ONLY === 'gateway';
 /** BENCH_ONLY=console: only the console in Chromium at 100 000 tenants (bench/scenarios/console.ts). */
 const ONLY_CONSOLE = process.env.BENCH_ONLY === 'console';
+/** BENCH_ONLY=fairness: only the callers' fairness scenarios (a flooding neighbour, anonymous 1 MiB bodies). */
+const ONLY_FAIRNESS = process.env.BENCH_ONLY === 'fairness';
 
 
 interface Latency {
@@ -281,13 +287,23 @@ async function main(): Promise<void> {
       const b = await call(agent, service.port, 'POST', '/api/boards', member, { name: `Board ${i}` });
       if (b.status !== 201) throw new Error(`createBoard answered ${b.status}: ${JSON.stringify(b.body)}`);
     }
-    await seedTenants(owner, 1, 998); // + default + bench-co = 1 000 tenants
+    // A second tenant whose member is the quiet caller of the fairness scenarios.
+    const other = await call(agent, service.port, 'POST', '/api/setup/tenant', admin, { name: 'Bench Neighbour', slug: 'bench-neighbour' });
+    if (other.status !== 201) throw new Error(`createTenant answered ${other.status}: ${JSON.stringify(other.body)}`);
+    const neighbour = { Authorization: `Bearer ${signLocalToken(keys, { sub: 'bench-neighbour', tenant: 'bench-neighbour', ttlSeconds: 7200 })}` };
+    await seedTenants(owner, 1, 997); // + default + bench-co + bench-neighbour = 1 000 tenants
 
     const throughput: Throughput[] = [];
     const ctx: BenchContext = { log, startWorker: (kind) => startWorker(kind, serviceEnv), load, serviceUrl: base, serviceEnv, member };
     if (ONLY_GATEWAY) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), gateway: await gatewayScenario(ctx) };
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n`);
+      return;
+    }
+    if (ONLY_FAIRNESS) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), noisy_neighbour: await noisyNeighbour(ctx, neighbour), anonymous_bodies_17_1: await bodyAttack(ctx) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
     }
     if (ONLY_CONSOLE) {
@@ -312,8 +328,9 @@ async function main(): Promise<void> {
     const reference = await pipelineRatios(ctx);
     const gateway = ONLY_RATIOS ? null : await gatewayScenario(ctx);
     const anonymousBodies = ONLY_RATIOS ? null : await bodyAttack(ctx);
+    const neighbourFlood = ONLY_RATIOS ? null : await noisyNeighbour(ctx, neighbour);
     if (ONLY_PIPELINE) {
-      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies };
+      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies, noisy_neighbour: neighbourFlood };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
@@ -372,6 +389,7 @@ async function main(): Promise<void> {
       reference,
       gateway,
       anonymous_bodies_17_1: anonymousBodies,
+      noisy_neighbour: neighbourFlood,
       list_tenants_latency: listLatency,
       tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // issue 17 item 8
       console: await consoleScenario({ serviceUrl: base, adminToken, tenants: listLatency.at(-1)!.tenants, log }), // PRODUCT.md §15

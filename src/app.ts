@@ -5,10 +5,11 @@
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
- * 404 / 405) → body (only for operations with a requestBody) → validation → access (x-access)
+ * 404 / 405) → body (only for operations with a requestBody) → validation → a fair turn among callers → access (x-access)
  * → tenant entered and handler dispatched → typed reply. Every failure is an ApiError that the
  * error stage turns into the Error body.
  */
+import os from 'node:os';
 import express from 'express';
 import helmet from 'helmet';
 import { createAuthenticator } from './auth/verify';
@@ -22,6 +23,8 @@ import { checkOperationTable, dispatchStage } from './http/dispatch';
 import { createConsoleRouter, consoleStage } from './http/console';
 import { createDocsRouter, docsStage } from './http/docs';
 import { errorStage } from './http/error-response';
+import { FairQueue, fairnessStage } from './http/fair-queue';
+import { POOL_SIZE } from './db/database';
 import { gateStage, matchStage } from './http/match';
 import { pipeline } from './http/pipeline';
 import { requestStateStage } from './http/request-state';
@@ -32,6 +35,15 @@ import { createContractApi } from './http/openapi';
 import { validateStage } from './http/validate';
 
 export { BODY_LIMIT } from './http/body';
+
+/**
+ * Fairness between callers (docs/operations.md, "Fairness between callers"): two requests per
+ * core do their work at once (within the pool's size), since more only lengthen each other's
+ * latency; one caller may have 1 000 waiting; a request holds its slot 100 ms at most.
+ */
+const REQUEST_SLOTS = Math.min(POOL_SIZE, 2 * Math.max(1, os.availableParallelism()));
+const MAX_WAITING_PER_CALLER = 1000;
+const SLOT_HOLD_MS = 100;
 
 /** Builds the express app. `services` carries the pool, logger, keys and rate limiter. */
 export async function createApp(config: Config, services: AppServices): Promise<express.Express> {
@@ -62,6 +74,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         gateStage(),
         bodyStage(),
         validateStage((operationId) => contract.validatorsFor(operationId)),
+        fairnessStage(new FairQueue(REQUEST_SLOTS, MAX_WAITING_PER_CALLER, SLOT_HOLD_MS)),
         accessStage(),
         dispatchStage(table, config),
       ],

@@ -1,20 +1,15 @@
 /**
- * Issue 17.1: 4 connections post 1 MiB worst-case JSON bodies (`[0,0,0,…]` and deep nesting)
+ * 4 connections post 1 MiB worst-case JSON bodies (`[0,0,0,…]` and deep nesting)
  * without a token while one authenticated caller loads GET /api/tenant; that caller's p99 with
  * the attack against its p99 without (target: within 3x).
  */
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
+import { startLoad } from './load-worker';
 import type { BenchContext } from './types';
 
-interface AttackResult {
-  total: number;
-  '2xx': number;
-  '4xx': number;
-  errors: number;
-  timeouts: number;
-}
+const MIB = 1024 * 1024;
+/** Worst-case JSON for the body stage: a flat array of a million elements, and deep nesting. */
+const BODIES = [`[${'0,'.repeat(MIB / 2 - 1)}0]`, '['.repeat(MIB / 2) + ']'.repeat(MIB / 2)];
 
 const DURATION_S = Number(process.env.BENCH_ATTACK_DURATION ?? 6);
 
@@ -28,17 +23,12 @@ const ROUNDS = Number(process.env.BENCH_ATTACK_ROUNDS ?? 3);
 /** One round: the caller alone, then the caller under attack. */
 async function round(ctx: BenchContext) {
   const quiet = await callerLoad(ctx);
-  const worker = new Worker(path.join(__dirname, 'attack-worker.js'), { workerData: { url: `${ctx.serviceUrl}/api/boards`, durationS: DURATION_S + 1 } });
-  const attackDone = new Promise<AttackResult[]>((resolve, reject) => {
-    // autocannon itself may post progress messages from a worker thread: wait for ours.
-    worker.on('message', (m: { type?: string; results?: AttackResult[] }) => {
-      if (m && m.type === 'attack-results') resolve(m.results!);
-    });
-    worker.once('error', reject);
-  });
+  const url = `${ctx.serviceUrl}/api/boards`;
+  const headers = { 'Content-Type': 'application/json' };
+  const load = startLoad(BODIES.flatMap((body) => [0, 1].map(() => ({ url, method: 'POST' as const, connections: 1, durationS: DURATION_S + 1, headers, body }))));
   const attacked = await callerLoad(ctx);
-  const attack = await attackDone;
-  await worker.terminate();
+  const attack = await load.done;
+  await load.stop();
   const ratio = quiet.p99_ms > 0 ? Math.round((attacked.p99_ms / quiet.p99_ms) * 100) / 100 : 0;
   const answered = attack.reduce((n, r) => n + r.total, 0);
   ctx.log(`  without attack p99 ${quiet.p99_ms} ms; with attack p99 ${attacked.p99_ms} ms (${ratio}x); ${answered} attack requests answered`);

@@ -17,9 +17,12 @@ import * as tenantFacts from './migrations/009-tenant-facts';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
+
+/** The request pool's size; the fairness stage lets as many requests do database work at once. */
+export const POOL_SIZE = 10;
 export interface DatabaseOptions {
   url: string;
-  /** Pool size (default 10). */
+  /** Pool size (default POOL_SIZE). */
   poolMax?: number;
   /** Per-statement timeout in milliseconds (default 30 s). */
   statementTimeoutMs?: number;
@@ -102,7 +105,7 @@ export function openDatabase(opts: DatabaseOptions): Knex {
     },
     pool: {
       min: 0,
-      max: opts.poolMax ?? 10,
+      max: opts.poolMax ?? POOL_SIZE,
       // A safety net only: every transaction of the service sets its role itself
       // (./tenant-scope.ts), which is what holds behind a transaction pooler, where this
       // session-level SET ROLE lands on one server connection and is not followed. On a direct
