@@ -1,6 +1,6 @@
 /**
- * The hand-written references the service is measured against (issue 13): express + helmet +
- * jsonwebtoken with a cached KeyObject + a pg Pool under the same runtime role, the same
+ * The hand-written references the service is measured against (bench/README.md#scenarios): express
+ * + helmet + jsonwebtoken with a cached KeyObject + a pg Pool under the same runtime role, the same
  * database and the same token, and none of the service's machinery (no contract, no rate limit,
  * no logging).
  *

@@ -391,8 +391,8 @@ async function main(): Promise<void> {
       anonymous_bodies_17_1: anonymousBodies,
       noisy_neighbour: neighbourFlood,
       list_tenants_latency: listLatency,
-      tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // issue 17 item 8
-      console: await consoleScenario({ serviceUrl: base, adminToken, tenants: listLatency.at(-1)!.tenants, log }), // PRODUCT.md §15
+      tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // docs/security.md#security-and-robustness
+      console: await consoleScenario({ serviceUrl: base, adminToken, tenants: listLatency.at(-1)!.tenants, log }), // bench/README.md#scenarios
       million_rows: {
         rows: seeded,
         total_rows: totalRows,

@@ -1,5 +1,6 @@
 /**
- * createApp(config, services): assembles the pipeline from src/http, in ARCHITECTURE.md's order:
+ * createApp(config, services): assembles the pipeline from src/http, in the order of
+ * docs/architecture.md#how-a-request-is-handled:
  *
  * helmet → request state (id, access line) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,

@@ -13,7 +13,7 @@ export interface Config {
   readonly host: string;
   readonly multiTenantMode: boolean;
   readonly jwtTenantClaim: string | null;
-  /** SERVICE_JWT_TENANT_ID_CLAIM: the claim (dot path) holding organization ids (PRODUCT.md §13). */
+  /** SERVICE_JWT_TENANT_ID_CLAIM: the claim (dot path) holding organization ids (docs/identity-providers.md#organization-ids). */
   readonly jwtTenantIdClaim: string | null;
   /** SERVICE_JWT_TENANT_ROLE_CLAIM: the claim (dot path) with the caller's role in the organization. */
   readonly jwtTenantRoleClaim: string | null;
@@ -33,7 +33,7 @@ export interface Config {
   readonly jwtSecret: string | null;
   readonly jwksUri: string | null;
   readonly oidcIssuer: string | null;
-  /** SERVICE_CONSOLE_CLIENT_ID: the OpenID client of the console's PKCE sign-in (PRODUCT.md §15). */
+  /** SERVICE_CONSOLE_CLIENT_ID: the OpenID client of the console's PKCE sign-in (docs/console.md#an-openid-provider-authorization-code-with-pkce). */
   readonly consoleClientId: string | null;
   /** SERVICE_CONSOLE_SCOPES: the scopes the console asks the OpenID provider for. */
   readonly consoleScopes: string;

@@ -32,7 +32,7 @@ export const ERROR_KINDS = {
 
 export type ErrorKind = keyof typeof ERROR_KINDS;
 
-/** Extra fields some errors carry (SPEC.md §7). */
+/** Extra fields some errors carry (docs/tenants.md#errors). */
 export type ErrorExtras = Pick<ErrorBody, 'multi_tenant_mode' | 'provided_tenant'>;
 
 /** A failure with a known kind; the error middleware turns it into the Error body. */

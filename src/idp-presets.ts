@@ -1,6 +1,7 @@
 /**
- * Identity provider presets (PRODUCT.md §13): SERVICE_IDP_PRESET sets the defaults of the claim
- * variables to the token shape each provider documents. An explicit variable still wins.
+ * Identity provider presets (docs/identity-providers.md#presets): SERVICE_IDP_PRESET sets the
+ * defaults of the claim variables to the token shape each provider documents. An explicit variable
+ * still wins.
  */
 export const IDP_PRESETS = {
   // Keycloak 26 `organization` scope: an array of aliases, or with the mapper's "add

@@ -114,14 +114,14 @@ describe('local provider', () => {
     const sig = crypto.createHmac('sha256', pem).update(`${header}.${payload}`).digest('base64url');
     return expect401(t, `${header}.${payload}.${sig}`);
   });
-  // issue 17 item 7
+  // docs/security.md#security-and-robustness: iat in the future
   it('iat ten years ahead', () => expect401(t, sign({ sub: 'x', iat: now() + 10 * 365 * 86_400 })));
   it('iat two minutes ahead (beyond the clock tolerance)', () => expect401(t, sign({ sub: 'x', iat: now() + 120 })));
   it('accepts an iat within the clock tolerance (control)', async () => {
     const token = sign({ sub: unique('skew'), tenant: tenantSlug, iat: now() + 10 });
     await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${token}`).expect(200);
   });
-  it('an unknown crit header parameter (RFC 7515 §4.1.11)', () =>
+  it('an unknown crit header parameter (RFC 7515 section 4.1.11)', () =>
     expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: ['exp-ext'], 'exp-ext': 1 } as unknown as jwt.JwtHeader })));
   it('a crit header parameter whose name is written with a JSON escape (\\u0063rit)', async () => {
     const header = Buffer.from(`{"alg":"RS256","typ":"JWT","kid":"${keys().kid}","\\u0063rit":["exp-ext"],"exp-ext":1}`).toString('base64url');
@@ -131,7 +131,7 @@ describe('local provider', () => {
     expect(r.body.detail).toMatch(/critical header parameter/);
   });
   it('an empty crit list', () => expect401(t, sign({ sub: 'x', tenant: tenantSlug }, { header: { alg: 'RS256', kid: keys().kid, crit: [] } as unknown as jwt.JwtHeader })));
-  // issue 17 item 4: identity claims PostgreSQL can index
+  // docs/security.md#security-and-robustness: identity claims PostgreSQL can index
   it('sub over 1024 UTF-8 bytes', async () => {
     const r = await expect401(t, sign({ sub: '字'.repeat(342), tenant: tenantSlug })); // 1 026 bytes, 342 characters
     expect(r.body.detail).toMatch(/subject \(sub\) is longer than 1024 bytes/);
@@ -241,7 +241,7 @@ describe('oidc provider (discovery)', () => {
   });
 });
 
-// issue 17 item 2: key rotation under a flood of unknown key ids, and a JWKS that is down.
+// docs/security.md#security-and-robustness: key rotation under a flood of unknown key ids, and a JWKS that is down.
 describe('jwks provider: rotation and outages (own JWKS server, short cooldown)', () => {
   const COOLDOWN_MS = 300;
   let idp: JwksServer;

@@ -1,6 +1,6 @@
 /**
- * tenantctl for identity providers' organizations (PRODUCT.md §13), as users run it (the
- * compiled binary against a listening multi-tenant server on the test database): `token
+ * tenantctl for identity providers' organizations (docs/identity-providers.md), as users run it
+ * (the compiled binary against a listening multi-tenant server on the test database): `token
  * --claim name=<json>` mints any claim shape, `tenant link|unlink` manage identity links and
  * `tenant update --roles-from-claims` the role policy.
  */

@@ -1,8 +1,8 @@
 /**
- * Nobody becomes a member without consent (PRODUCT.md §6): direct adds are the platform admin's,
- * tenant admins invite, any member may leave, and an invitation dies with its inviter's admin
- * role. Emails compare trimmed and Unicode NFKC case-folded. Against the real pipeline and
- * database, including the attacker's scenario that motivated the rule.
+ * Nobody becomes a member without consent (docs/tenants.md#membership): direct adds are the
+ * platform admin's, tenant admins invite, any member may leave, and an invitation dies with its
+ * inviter's admin role. Emails compare trimmed and Unicode NFKC case-folded. Against the real
+ * pipeline and database, including the attacker's scenario that motivated the rule.
  */
 import request from 'supertest';
 import type { Express } from 'express';

@@ -1,7 +1,8 @@
 /**
- * Registering an organization in the console (PRODUCT.md §5): the rules shown first, an active
- * tenant that becomes the current one, a slug conflict as a sentence with its request ID, and,
- * on an instance that requires approval, the explanation that the tenant waits for a platform admin.
+ * Registering an organization in the console (docs/tenants.md#self-service-registration): the rules
+ * shown first, an active tenant that becomes the current one, a slug conflict as a sentence with
+ * its request ID, and, on an instance that requires approval, the explanation that the tenant waits
+ * for a platform admin.
  */
 import { closeOwnerConnection, tokenFor, unique } from './factories';
 import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';

@@ -1,7 +1,7 @@
 /**
- * GET /api/tenant/decision (PRODUCT.md §14), in-process: the same resolution, membership and
- * provisioning as GET /api/tenant; every forwarded method; a body never read; 200 with the
- * decision headers; refusals only 401 or 403 (with X-Tenant-Error); `?role=admin`; its own
+ * GET /api/tenant/decision (docs/gateways.md#what-it-answers), in-process: the same resolution,
+ * membership and provisioning as GET /api/tenant; every forwarded method; a body never read; 200
+ * with the decision headers; refusals only 401 or 403 (with X-Tenant-Error); `?role=admin`; its own
  * `decision` rate-limit counter; decisions counted by outcome in /metrics. The gateways
  * themselves (real nginx and Caddy) are test/gateway.test.ts.
  */

@@ -1,7 +1,7 @@
 /**
  * /docs in a real browser: Debian's chromium driven by playwright-core (no browser download),
- * against a listening server. The page must render the SPEC.md §4 operations, log no console
- * error, fetch nothing from outside 127.0.0.1, and let a user paste a bearer token and an
+ * against a listening server. The page must render the setup and registration operations, log no
+ * console error, fetch nothing from outside 127.0.0.1, and let a user paste a bearer token and an
  * X-Tenant value and send a request. Screenshots go to test-output/ (git-ignored).
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it, so CI always runs it.
@@ -25,7 +25,7 @@ if (!HAVE_CHROMIUM) {
 }
 const browserIt = HAVE_CHROMIUM ? it : it.skip;
 
-/** The operations of SPEC.md §4, by operationId; their titles on the page come from openapi.yaml. */
+/** The setup and registration operations (docs/tenants.md#tenant-administration, docs/tenants.md#self-service-registration), by operationId; their titles on the page come from openapi.yaml. */
 const SPEC_OPERATIONS = [
   'getSetupStatus',
   'createTenant',
@@ -125,14 +125,14 @@ function outsideRequests(requests: readonly string[]): string[] {
 }
 
 browserIt(
-  'renders the API reference from /openapi.json with the SPEC.md §4 operations, no console error, nothing fetched from outside',
+  'renders the API reference from /openapi.json with the setup and registration operations, no console error, nothing fetched from outside',
   async () => {
     const { page, requests, blocked, errors } = await openPage();
     const expected = summaries(SPEC_OPERATIONS);
     try {
       const response = await page.goto(`${base}/docs`, { waitUntil: 'load' });
       expect(response?.status()).toBe(200);
-      // The reference is rendered once the document's title and the first §4 operation show up.
+      // The reference is rendered once the document's title and the first of those operations show up.
       await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
       // Each one is a sidebar entry titled by its summary (its accessible name adds the method).
       for (const summary of expected) {

@@ -1,5 +1,5 @@
 /**
- * What the event log keeps and how much of it one read returns (PRODUCT.md §11):
+ * What the event log keeps and how much of it one read returns (docs/event-data.md):
  * - tenant `settings` and registration `metadata` keep only SERVICE_EVENT_SETTINGS_KEYS' values;
  *   every other key shows `[redacted] sha256:…`, in the stored event, the API and the webhook
  *   payload alike (45-odd secret-looking keys, nested ones and a database URL with a password);
@@ -20,7 +20,7 @@ import { SECRET_LOOKING_KEYS, secretSettings } from './helpers/secret-settings';
 jest.setTimeout(180_000);
 
 const MAX_DATA = 16 * 1024;
-/** PRODUCT.md §11: a page is at most 4 MiB; the service's own bound may be lower. */
+/** docs/event-data.md#pages-bounded-in-bytes: a page is at most 4 MiB; the service's own bound may be lower. */
 const MAX_PAGE = Math.min(MAX_EVENT_PAGE_BYTES, 4 * 1024 * 1024);
 const REDACTED = /^\[redacted\] sha256:[0-9a-f]{64}$/;
 

@@ -1,5 +1,5 @@
 /**
- * The audit log (PRODUCT.md §11):
+ * The audit log (docs/events.md#events-and-webhooks):
  * - every state-changing operation of openapi.yaml (POST/PUT/PATCH/DELETE under /api, read from
  *   the contract) writes its event — action, actor, target, tenant — in the request's own
  *   transaction; a write operation added to the contract without a case here fails the test;
@@ -150,7 +150,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 201, action: 'tenant.registered', actor: { subject: sub, platformAdmin: false }, target: { type: 'tenant', id: res.body.tenant_id }, tenantId: res.body.tenant_id };
   },
   async addMember() {
-    // Direct adds are the platform admin's (PRODUCT.md §6); tenant admins invite.
+    // Direct adds are the platform admin's (docs/tenants.md#membership); tenant admins invite.
     const { tenant } = await tenantWithMember('admin');
     const res = await request(t.app)
       .post('/api/tenant/members')

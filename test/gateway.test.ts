@@ -1,5 +1,5 @@
 /**
- * A product behind REAL gateways (PRODUCT.md §14): Debian's nginx (auth_request) and Caddy
+ * A product behind REAL gateways (docs/gateways.md): Debian's nginx (auth_request) and Caddy
  * (forward_auth) run with the configurations users copy (examples/nginx.conf, examples/Caddyfile,
  * only their ports changed), in front of the example product (examples/product/server.js, a
  * child process), asking the real service's GET /api/tenant/decision. Through each gateway: a
@@ -264,7 +264,7 @@ for (const gateway of GATEWAYS) {
   });
 }
 
-/** An ES256 key set served over HTTP, and at+jwt tokens in the shape of PRODUCT.md §14's tenant tokens. */
+/** An ES256 key set served over HTTP, and at+jwt tokens in the shape of tenant tokens (docs/tenant-tokens.md#the-token). */
 async function startTenantTokenIssuer() {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const kid = crypto.randomBytes(8).toString('hex');

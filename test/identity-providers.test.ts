@@ -1,8 +1,8 @@
 /**
- * Identity providers' organizations (PRODUCT.md §13) through the API: each preset's documented
- * token shape signed with a key served over HTTP by a local JWKS server, claims naming several
- * tenants, and identity links (create, update, conflict, unlinked id, another issuer's id, a slug
- * rename, concurrent creates).
+ * Identity providers' organizations (docs/identity-providers.md) through the API: each preset's
+ * documented token shape signed with a key served over HTTP by a local JWKS server, claims naming
+ * several tenants, and identity links (create, update, conflict, unlinked id, another issuer's id,
+ * a slug rename, concurrent creates).
  */
 import request from 'supertest';
 import type { Express } from 'express';

@@ -1,9 +1,10 @@
 /**
- * Invitation mail goes out after the invitation has committed (PRODUCT.md §6): a mail server
- * that stalls holds no pooled connection and no lock. With a pool of 2 and 4 invitation mails
- * held open by a real SMTP server (the `smtp-server` package), another tenant's requests all
- * complete, the invitations are already listed, and once the server answers, `delivery` says
- * how each mail went. Outcomes are counted, never timed.
+ * Invitation mail goes out after the invitation has committed
+ * (docs/tenants.md#invitations-and-membership-in-detail): a mail server that stalls holds no pooled
+ * connection and no lock. With a pool of 2 and 4 invitation mails held open by a real SMTP server
+ * (the `smtp-server` package), another tenant's requests all complete, the invitations are already
+ * listed, and once the server answers, `delivery` says how each mail went. Outcomes are counted,
+ * never timed.
  */
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';

@@ -1,7 +1,7 @@
 /**
- * Invitations (PRODUCT.md §6) end to end against the running API, with real mail to a real
- * SMTP server started here: the journey (invite → mail → accept → use the tenant → listed as
- * accepted) and every refusal with its status, Error body and no change.
+ * Invitations (docs/tenants.md#invitations-and-membership-in-detail) end to end against the running
+ * API, with real mail to a real SMTP server started here: the journey (invite → mail → accept → use
+ * the tenant → listed as accepted) and every refusal with its status, Error body and no change.
  */
 import net from 'node:net';
 import request from 'supertest';

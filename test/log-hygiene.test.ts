@@ -1,8 +1,8 @@
 /**
- * Logs as PRODUCT.md §12 says: every line one JSON object with unique keys, library output
- * through pino, 4xx access lines carrying the body's `error`, probes at debug, audit violations
- * at warn, a 401's reason (never the token) at info. Three realistic runs, every line checked
- * with a duplicate-key-aware reader (test/helpers/strict-json.ts):
+ * Logs as docs/operations.md#metrics-and-logs says: every line one JSON object with unique keys,
+ * library output through pino, 4xx access lines carrying the body's `error`, probes at debug, audit
+ * violations at warn, a 401's reason (never the token) at info. Three realistic runs, every line
+ * checked with a duplicate-key-aware reader (test/helpers/strict-json.ts):
  * A. requests of every kind (successes, each error status, rate limiting, an audit that finds a
  *    planted violation) against an app logging at debug;
  * B. a database outage: a private PostgreSQL cluster stopped under a running app and started again;

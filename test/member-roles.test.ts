@@ -1,7 +1,8 @@
 /**
- * Member roles (PRODUCT.md §6: PATCH /api/tenant/members/{user_id}) and the last-admin rule,
- * including two admins demoting each other at the same moment; and (issue 17 item 3) no 500
- * when a member or a tenant is removed while their requests are in flight.
+ * Member roles (PATCH /api/tenant/members/{user_id},
+ * docs/tenants.md#invitations-and-membership-in-detail) and the last-admin rule, including two
+ * admins demoting each other at the same moment; and no 500 when a member or a tenant is removed
+ * while their requests are in flight.
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
@@ -225,7 +226,7 @@ describe('PATCH /api/tenant/members/{user_id} (updateMemberRole)', () => {
   });
 });
 
-describe('removals while requests are in flight (issue 17 item 3)', () => {
+describe('removals while requests are in flight', () => {
   const allowed = new Set([201, 403, 404, 409]);
 
   it('removing a member during their POST /api/boards: every answer is 201 or 403, never 500', async () => {

@@ -1,5 +1,5 @@
 /**
- * Who may join a tenant (issue 14, PRODUCT.md §3–§5), against the running API: the two
+ * Who may join a tenant (docs/tenants.md#membership), against the running API: the two
  * attacks of the issue (slug squatting, default-tenant takeover) refused, reserved and retired
  * slugs, and an identity-provider-driven deployment that still provisions from claims.
  */

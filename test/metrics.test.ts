@@ -1,7 +1,8 @@
 /**
- * GET /metrics (PRODUCT.md §12): scraped after real traffic and parsed with a strict Prometheus
- * text-format parser (test/helpers/prometheus.ts). Checks each metric family the product names,
- * that no label carries a tenant or a user, the token protection, and that it is not rate limited.
+ * GET /metrics (docs/operations.md#metrics-and-logs): scraped after real traffic and parsed with a
+ * strict Prometheus text-format parser (test/helpers/prometheus.ts). Checks each metric family the
+ * product names, that no label carries a tenant or a user, the token protection, and that it is not
+ * rate limited.
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';

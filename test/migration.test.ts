@@ -1,8 +1,9 @@
 /**
- * From single-tenant to multi-tenant (SPEC.md §1): run single-tenant, create users and boards,
- * restart with SERVICE_MULTI_TENANT_MODE=true on the same database, find every row still in the
- * default tenant and reachable with `X-Tenant: default` by its members, then add a second tenant
- * and see the two isolated. On a database of its own, so "every row" is exact.
+ * From single-tenant to multi-tenant (docs/tenants.md#from-single-tenant-to-multi-tenant): run
+ * single-tenant, create users and boards, restart with SERVICE_MULTI_TENANT_MODE=true on the same
+ * database, find every row still in the default tenant and reachable with `X-Tenant: default` by
+ * its members, then add a second tenant and see the two isolated. On a database of its own, so
+ * "every row" is exact.
  */
 import knexFactory, { type Knex } from 'knex';
 import pino from 'pino';
@@ -36,7 +37,7 @@ async function snapshot(): Promise<Record<string, Array<Record<string, unknown>>
 
 it('keeps single-tenant data in the default tenant and isolates a second tenant', async () => {
   const admin = `Bearer ${adminToken()}`;
-  // No email claim: it would name a tenant by its domain (PRODUCT.md §3 source 6).
+  // No email claim: it would name a tenant by its domain (docs/tenants.md#tenant-resolution: the email domain).
   const alice = tokenFor({ sub: unique('alice') });
   const bob = tokenFor({ sub: unique('bob') });
   const bearer = (token: string) => `Bearer ${token}`;

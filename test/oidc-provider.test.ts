@@ -1,5 +1,5 @@
 /**
- * The organization shapes of PRODUCT.md §13 in tokens issued by a real OpenID provider
+ * The organization shapes of docs/identity-providers.md in tokens issued by a real OpenID provider
  * (oidc-provider, started by the test as a child process: it is ESM-only): client-credentials
  * grants whose access tokens carry Keycloak's array and map forms and Clerk's `o` object. The
  * service finds the provider by discovery (SERVICE_OIDC_ISSUER) and its keys over HTTP.

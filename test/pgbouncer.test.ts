@@ -1,9 +1,9 @@
 /**
- * Behind a transaction pooler (issue 17 item 10): the service talks to PostgreSQL through a real
- * PgBouncer in `pool_mode = transaction` that resets every server connection after every
- * transaction (test/helpers/pgbouncer.ts). Session state such as a `SET ROLE` on a pooled
- * connection is then gone by the next transaction, so the runtime role must be set by each
- * transaction itself. Triggers installed by this test record `current_user` inside the
+ * Behind a transaction pooler (docs/operations.md#connection-poolers-pgbouncer): the service talks
+ * to PostgreSQL through a real PgBouncer in `pool_mode = transaction` that resets every server
+ * connection after every transaction (test/helpers/pgbouncer.ts). Session state such as a `SET
+ * ROLE` on a pooled connection is then gone by the next transaction, so the runtime role must be
+ * set by each transaction itself. Triggers installed by this test record `current_user` inside the
  * requests' own transactions (a board insert, and the membership insert on first use),
  * which must be the runtime role, never the connecting owner.
  *

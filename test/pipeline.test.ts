@@ -1,8 +1,8 @@
 /**
- * The request pipeline (issue 13, 17.1, 17.5): a body is read only for operations that take
- * one and never before the caller has been counted; routing is case-sensitive and every
- * spelling of /api is counted; the tenant's one-statement path runs as the runtime role and
- * fails closed otherwise; access lines and the metrics seam.
+ * The request pipeline (docs/architecture.md#how-a-request-is-handled): a body is read only for
+ * operations that take one and never before the caller has been counted; routing is case-sensitive
+ * and every spelling of /api is counted; the tenant's one-statement path runs as the runtime role
+ * and fails closed otherwise; access lines and the metrics seam.
  */
 import { Writable } from 'node:stream';
 import request from 'supertest';

@@ -1,9 +1,9 @@
 /**
- * Removals racing requests (issue 17 item 3): a member removed while their `POST /api/boards`
- * runs, and a tenant deleted while claim-provisioned callers write to it. The foreign-key
- * violations these races can cause (`boards_tenant_id_created_by_fkey`, `users_tenant_id_fkey`
- * inside app_tenant_facts, …) map to documented 4xx answers in the error catalog: every request
- * either completes or gets 403/404, never a 500.
+ * Removals racing requests (docs/tenants.md#invitations-and-membership-in-detail): a member removed
+ * while their `POST /api/boards` runs, and a tenant deleted while claim-provisioned callers write
+ * to it. The foreign-key violations these races can cause (`boards_tenant_id_created_by_fkey`,
+ * `users_tenant_id_fkey` inside app_tenant_facts, …) map to documented 4xx answers in the error
+ * catalog: every request either completes or gets 403/404, never a 500.
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';

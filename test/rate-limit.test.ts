@@ -1,5 +1,5 @@
 /**
- * Rate limits (SPEC.md §8, PRODUCT.md §8) with the in-process store: headers, the 429, one
+ * Rate limits (docs/operations.md#rate-limits) with the in-process store: headers, the 429, one
  * counter per table row and per caller, per client address without a caller, and what is not
  * limited. The Redis store is covered by rate-limit-redis.test.ts.
  */
@@ -53,7 +53,7 @@ describe('the table', () => {
     expect(ruleFor(null, '/nope', RULES)).toBeNull();
   });
 
-  it('the contract states SPEC.md §8', () => {
+  it('the contract states the documented rate limits', () => {
     expect([...RULES.values()].map((r) => [r.name, r.limit, r.window, r.scope]).sort()).toEqual(
       [
         ['setup-create', 10, 'hour', 'POST /api/setup/tenant'],
@@ -64,7 +64,7 @@ describe('the table', () => {
         ['key-rotation', 10, 'hour', 'POST /api/setup/tenant-token-keys/rotate'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
         ['api', 600, 'minute', 'any other /api endpoint'],
-        // PRODUCT.md §14: the gateway decision, asked on every product request, any forwarded method.
+        // docs/gateways.md#what-it-answers: the gateway decision, asked on every product request, any forwarded method.
         ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],
       ].sort(),
     );

@@ -1,6 +1,6 @@
 /**
  * Registration end to end: from a fresh token to using the new tenant through the tenant-scoped
- * API, and the approval path through a platform admin (PRODUCT.md §5).
+ * API, and the approval path through a platform admin (docs/tenants.md#self-service-registration).
  */
 import request from 'supertest';
 import { SAMPLE_BOARDS } from '../src/domain/sample-data';

@@ -1,7 +1,7 @@
 /**
- * Self-service registration (SPEC.md §4, PRODUCT.md §5) against the real pipeline and database:
- * status, the registration result, mode and domain checks, the per-user limit under concurrency,
- * slug choice, validation, metadata safety and the caller's memberships.
+ * Self-service registration (docs/tenants.md#self-service-registration) against the real pipeline
+ * and database: status, the registration result, mode and domain checks, the per-user limit under
+ * concurrency, slug choice, validation, metadata safety and the caller's memberships.
  */
 import request from 'supertest';
 import type { Express } from 'express';

@@ -1,7 +1,8 @@
 /**
  * Dependencies that stop ANSWERING (not stop running): every process of a private PostgreSQL
  * cluster, and a private redis-server, are paused with SIGSTOP — their sockets stay open, so
- * nothing fails fast by itself — and resumed with SIGCONT (issue 17 item 6).
+ * nothing fails fast by itself — and resumed with SIGCONT
+ * (docs/security.md#security-and-robustness).
  *
  * - PostgreSQL paused: /readyz answers 503 `database: unavailable` (it gives up after 1.5 s
  *   instead of waiting for the server), requests answer 503 (client-side query timeout) instead

@@ -196,7 +196,7 @@ function hostileTable(): Hostile[] {
       status: 401,
       error: 'Unauthorized',
     })),
-    // issue 17 item 4: input the contract must bound so that PostgreSQL can store and index it
+    // docs/security.md#security-and-robustness: input the contract must bound so that PostgreSQL can store and index it
     { name: 'member issuer of 2048 CJK characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: 'x', issuer: '字'.repeat(2048), email: 'x@a.example', role: 'member' }), status: 400, error: V },
     { name: 'member issuer of 256 characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: 'x', issuer: 'i'.repeat(256), email: 'x@a.example', role: 'member' }), status: 400, error: V },
     { name: 'member subject of 256 four-byte characters', send: () => inA(request(app).post('/api/tenant/members')).send({ subject: '𝄞'.repeat(256), email: 'x@a.example', role: 'member' }), status: 400, error: V },
@@ -253,7 +253,7 @@ describe('hostile requests', () => {
     }
   });
 
-  it('q with %, _ and \\ matches them literally and case-insensitively (issue 17 item 8)', async () => {
+  it('q with %, _ and \\ matches them literally and case-insensitively', async () => {
     const tag = unique('lit').replace(/-/g, '');
     const names = [`${tag} 100% Pure_Co`, `${tag} 100X PureXCo`, `${tag} back\\slash`, `${tag} ÉCOLE Ünïcode`];
     const ids: string[] = [];
@@ -426,7 +426,7 @@ describe('the longest identity the contract and tokens allow fits PostgreSQL', (
     const issuer = `${'𝄢'.repeat(250)}${unique('i').slice(-5)}`;
     const r = await request(t.app)
       .post('/api/tenant/members')
-      .set('Authorization', admin) // direct adds are the platform admin's (PRODUCT.md §6)
+      .set('Authorization', admin) // direct adds are the platform admin's (docs/tenants.md#membership)
       .set('X-Tenant', tenantA.slug)
       .send({ subject, issuer, email: 'long@a.example', role: 'member' });
     expect(r.status).toBe(201);

@@ -2,8 +2,8 @@
  * DELETE /api/setup/tenant/{id}: the tenant and every row it owns go, nothing of any other
  * tenant does; `?dry_run=true` counts and deletes nothing; the default tenant is protected in
  * single-tenant mode; the batched delete leaves nothing behind whatever the batch size.
- * GET …/deletion-preview (issue 17 item 9) counts the same rows as a read: it changes nothing
- * and does not spend the delete quota.
+ * GET …/deletion-preview (docs/tenants.md#tenant-administration) counts the same rows as a read: it
+ * changes nothing and does not spend the delete quota.
  */
 import request from 'supertest';
 import { TENANT_TABLES } from '../src/db/schema';

@@ -1,7 +1,8 @@
 /**
- * `npm start` the way a new user runs it on a container or VM (PRODUCT.md §12): a fresh clone of
- * this checkout's HEAD inside a `mktemp -d` directory (mode 0700: the `postgres` system user
- * cannot enter it, like /root), as root, with no configuration at all.
+ * `npm start` the way a new user runs it on a container or VM
+ * (docs/operations.md#starting-the-service): a fresh clone of this checkout's HEAD inside a `mktemp
+ * -d` directory (mode 0700: the `postgres` system user cannot enter it, like /root), as root, with
+ * no configuration at all.
  *
  * - The clone's own `npm start` builds its dist/, starts the embedded PostgreSQL as the
  *   `postgres` user from places that user can reach (binaries copied, cluster linked from

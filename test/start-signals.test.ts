@@ -1,7 +1,7 @@
 /**
- * `npm start` as an operator runs it (PRODUCT.md §12): SIGTERM sent to `npm start`'s own process
- * id reaches the server, which drains, logs its shutdown and exits, leaving no process behind;
- * and with unchanged sources `npm start` does not rebuild.
+ * `npm start` as an operator runs it (docs/operations.md#starting-the-service): SIGTERM sent to
+ * `npm start`'s own process id reaches the server, which drains, logs its shutdown and exits,
+ * leaving no process behind; and with unchanged sources `npm start` does not rebuild.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

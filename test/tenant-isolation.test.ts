@@ -103,7 +103,7 @@ describe('members', () => {
     const body = { subject, email: `${subject}@example.test`, role: 'member' };
     const denied = await as(sides.a).post('/api/tenant/members').send(body).expect(403);
     expect(denied.body.error).toBe('Forbidden');
-    // Nobody becomes a member without consent: tenant admins invite (PRODUCT.md §6).
+    // Nobody becomes a member without consent: tenant admins invite (docs/tenants.md#membership).
     const deniedAdmin = await as(sides.a, 'admin').post('/api/tenant/members').send(body).expect(403);
     expect(deniedAdmin.body.error).toBe('Forbidden');
     const platform = () => request(t.app).post('/api/tenant/members').set('Authorization', `Bearer ${adminToken()}`).set('X-Tenant', sides.a.tenant.slug);

@@ -1,6 +1,6 @@
 /**
- * Tenant resolution end to end (PRODUCT.md §3), table-driven over GET /api/tenant in
- * multi-tenant mode, plus single-tenant mode.
+ * Tenant resolution end to end (docs/tenants.md#tenant-resolution), table-driven over GET
+ * /api/tenant in multi-tenant mode, plus single-tenant mode.
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';

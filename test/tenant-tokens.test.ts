@@ -1,8 +1,8 @@
 /**
- * Tenant tokens (PRODUCT.md §14): POST /api/tenant/token mints an ES256 `at+jwt` that a product
- * verifies with jose against the served /.well-known/jwks.json; the key set lives in PostgreSQL,
- * shared by instances, encrypted at rest with SERVICE_KEY_ENCRYPTION_SECRET, rotated without a
- * failed verification; the service refuses its own tenant tokens as bearer tokens.
+ * Tenant tokens (docs/tenant-tokens.md#the-token): POST /api/tenant/token mints an ES256 `at+jwt`
+ * that a product verifies with jose against the served /.well-known/jwks.json; the key set lives in
+ * PostgreSQL, shared by instances, encrypted at rest with SERVICE_KEY_ENCRYPTION_SECRET, rotated
+ * without a failed verification; the service refuses its own tenant tokens as bearer tokens.
  */
 import { execFile } from 'node:child_process';
 import http from 'node:http';

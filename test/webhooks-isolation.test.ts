@@ -1,6 +1,6 @@
 /**
- * Webhook endpoints cannot hurt other tenants or each other (PRODUCT.md §11), on a database of
- * its own with real HTTP receivers and the delivery worker in-process:
+ * Webhook endpoints cannot hurt other tenants or each other (docs/events.md#webhooks), on a
+ * database of its own with real HTTP receivers and the delivery worker in-process:
  * - deleting or disabling an endpoint while another tenant writes, with a receiver that never
  *   answers (the worker holding one of the endpoint's deliveries) and with a healthy one: every
  *   write succeeds and the DELETE/PUT answers; a deleted endpoint's deliveries are never sent

@@ -1,5 +1,5 @@
 /**
- * The webhook network rule (PRODUCT.md §11), on a database of its own with real receivers:
+ * The webhook network rule (docs/events.md#webhooks), on a database of its own with real receivers:
  * - URLs on loopback, private, link-local (cloud metadata), unspecified and internal networks,
  *   in every spelling (IPv4 shorthands, IPv6, IPv4-mapped IPv6, names that resolve there), are
  *   refused on create and on update with 400, and nothing is stored;

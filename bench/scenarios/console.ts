@@ -1,7 +1,7 @@
 /**
- * Bench scenario `console` (PRODUCT.md §15): how fast a platform admin sees the first page of
- * tenants at 100 000 tenants, in Debian's Chromium driven by playwright-core, and how much the
- * console's first page downloads.
+ * Bench scenario `console` (bench/README.md#scenarios): how fast a platform admin sees the first
+ * page of tenants at 100 000 tenants, in Debian's Chromium driven by playwright-core, and how much
+ * the console's first page downloads.
  *
  * - Time to the tenants table: in a fresh browser context (empty cache, no session), the
  *   sign-in link to /console/admin/tenants (the token in the fragment, as `tenantctl console`

@@ -1,6 +1,6 @@
 /**
- * What recording events costs (issue 15): the mixed read/write load of bench/run.ts (GET
- * /api/tenant, GET /api/boards, POST /api/boards, GET /api/tenant/members at 32 connections)
+ * What recording events costs (docs/events.md#webhooks): the mixed read/write load of bench/run.ts
+ * (GET /api/tenant, GET /api/boards, POST /api/boards, GET /api/tenant/members at 32 connections)
  * against two instances of the service on one database, one recording events and one not,
  * alternated in rounds so machine drift hits both alike. An enabled webhook endpoint
  * subscribed to `*` is configured, so every recorded write also writes its outbox row (the

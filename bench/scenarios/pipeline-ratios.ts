@@ -1,8 +1,8 @@
 /**
- * Issue 13's measure: GET /api/tenant and GET /api/boards as ratios to hand-written references
- * (bench/reference-server.ts) on the same database with the same token, in the same run; and
- * the gateway decision (GET /api/tenant/decision), asked on every product request, against the
- * same one-round-trip reference as GET /api/tenant, in the same rounds. Each
+ * The measure of bench/README.md#scenarios: GET /api/tenant and GET /api/boards as ratios to
+ * hand-written references (bench/reference-server.ts) on the same database with the same token, in
+ * the same run; and the gateway decision (GET /api/tenant/decision), asked on every product
+ * request, against the same one-round-trip reference as GET /api/tenant, in the same rounds. Each
  * server runs in its own process. The machine is shared, so reference and service alternate in
  * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5), after a
  * warm-up of each server on each path (BENCH_RATIO_WARMUP s, default 3, not counted); the req/s

@@ -3,8 +3,9 @@
  * path (embedded PostgreSQL in a fresh SERVICE_DATA_DIR, no database configured):
  * - first start: initialises the PostgreSQL cluster, migrates, creates the default tenant;
  * - restart with unchanged sources: the same data dir, and prestart finds dist/ up to date.
- * Targets on the development machine (PRODUCT.md §12, issue 16): first ≤ 20 s, restart ≤ 5 s.
- * Each run is stopped with SIGTERM to `npm start`'s own process id, which must exit cleanly.
+ * Targets on the development machine (docs/operations.md#starting-the-service): first ≤ 20 s,
+ * restart ≤ 5 s. Each run is stopped with SIGTERM to `npm start`'s own process id, which must exit
+ * cleanly.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,8 +1,9 @@
 /**
- * Bench scenario (issue 17 item 8): `GET /api/setup/tenants?q=…` with the worst-case searches a
- * caller can send at the maximum length of `q` (255): LIKE wildcards (`%`, `_`), backslashes,
- * repeated and random letters, multibyte text, and short searches that match nearly every
- * tenant. Target: every one under 200 ms (p99 of sequential requests) at 100 000 tenants.
+ * Bench scenario (docs/security.md#security-and-robustness): `GET /api/setup/tenants?q=…` with the
+ * worst-case searches a caller can send at the maximum length of `q` (255): LIKE wildcards (`%`,
+ * `_`), backslashes, repeated and random letters, multibyte text, and short searches that match
+ * nearly every tenant. Target: every one under 200 ms (p99 of sequential requests) at 100 000
+ * tenants.
  *
  * `q` is escaped into a literal substring (src/domain/tenant-admin.ts containsPattern), so a
  * wildcard run is a literal run that no tenant contains; the trigram indexes serve searches of

@@ -4,7 +4,7 @@
  * The bearer token lives in this tab's sessionStorage (never localStorage, never a cookie): a
  * reload keeps it, closing the tab or signing out forgets it. It arrives either from the sign-in
  * link of `tenantctl console` (in the URL fragment, which no server or log sees) or from the
- * OpenID provider's PKCE flow (src/oidc.ts). The current tenant's slug is kept beside it and sent
+ * OpenID provider's PKCE flow (console/src/oidc.ts). The current tenant's slug is kept beside it and sent
  * as `X-Tenant` on the tenant-scoped calls.
  *
  * What the person may do is never guessed from the token's claims: platform admin is "the
@@ -96,7 +96,7 @@ export function adoptTenantQuery(): void {
   window.history.replaceState(null, '', `${pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
 }
 
-/** Stores a token obtained by the OpenID sign-in (src/oidc.ts). */
+/** Stores a token obtained by the OpenID sign-in (console/src/oidc.ts). */
 export function storeToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
 }

@@ -1,4 +1,4 @@
-// A small product API behind tenant-service (PRODUCT.md §14), in two ways:
+// A small product API behind tenant-service (docs/gateways.md), in two ways:
 //
 //   PRODUCT_AUTH=gateway  (default) nginx, Caddy, Traefik or Envoy asked tenant-service's
 //                         GET /api/tenant/decision and injected X-Tenant-Id, X-Tenant-Slug,

@@ -1,7 +1,7 @@
 /**
- * Tenant tokens (PRODUCT.md §14): short-lived ES256 `at+jwt` tokens that tell a product which
- * tenant a request belongs to, verified by the product against /.well-known/jwks.json with no
- * call back.
+ * Tenant tokens (docs/tenant-tokens.md#the-token): short-lived ES256 `at+jwt` tokens that tell a
+ * product which tenant a request belongs to, verified by the product against /.well-known/jwks.json
+ * with no call back.
  *
  * Key timing. Every instance keeps the key set in memory and reloads it from PostgreSQL every
  * `refreshMs` (default 60 s). Which key signs is decided by the database's clock from each key's

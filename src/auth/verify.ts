@@ -111,7 +111,7 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       }
     }
     const generation = keys.generation();
-    // RFC 7515 §4.1.11: a recipient that does not understand every `crit` extension must
+    // RFC 7515 section 4.1.11: a recipient that does not understand every `crit` extension must
     // reject the token. This verifier understands none, so any `crit` is refused (before any key
     // is looked up).
     if (hasCritHeader(req)) return next(invalid('The token has a critical header parameter (crit) this service does not understand.'));

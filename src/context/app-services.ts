@@ -12,7 +12,7 @@ import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
 
-/** The rate limits of SPEC.md §8, read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
+/** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
   /** Counts the request against its operation's counter (reads the request state: operation, caller). */
   readonly middleware: RequestHandler;

@@ -14,7 +14,7 @@ export interface Caller {
   readonly claims: Readonly<Record<string, unknown>>;
 }
 
-/** Where a request's tenant came from (PRODUCT.md §3). */
+/** Where a request's tenant came from (docs/tenants.md#tenant-resolution). */
 export type TenantSource =
   | 'organization_id_claim'
   | 'custom_claim'

@@ -1,7 +1,8 @@
 /**
- * Every action the service records (PRODUCT.md §11), in one list that the domain, the webhook
- * filters and the console (its event-log filters, through the `@service/context` alias) read.
- * A plain constant with no imports, so the browser bundle can take it as it is.
+ * Every action the service records (docs/events.md#events-and-webhooks), in one list that the
+ * domain, the webhook filters and the console (its event-log filters, through the
+ * `@service/context` alias) read. A plain constant with no imports, so the browser bundle can take
+ * it as it is.
  */
 export const EVENT_ACTIONS = [
   'tenant.created',

@@ -34,7 +34,7 @@ export interface ResolvedTenant {
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;
   readonly rolesFromClaims: boolean;
-  /** (issuer, organization id) pairs naming this tenant (PRODUCT.md §13). */
+  /** (issuer, organization id) pairs naming this tenant (docs/identity-providers.md#organization-ids). */
   readonly identityLinks: ReadonlyArray<{ readonly issuer: string; readonly organizationId: string }>;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -50,7 +50,7 @@ export interface Membership {
   readonly createdAt: Date;
 }
 
-/** The resolved tenant of a request and the caller's place in it (PRODUCT.md §3). */
+/** The resolved tenant of a request and the caller's place in it (docs/tenants.md#tenant-resolution). */
 export interface EnteredTenant extends AuthenticatedContext {
   readonly tenant: ResolvedTenant;
   /** The caller's membership; null for a platform admin who is not a member. */

@@ -135,7 +135,7 @@ export function openOwnerDatabase(url: string): Knex {
   });
 }
 
-// --- Client-side query timeout (issue 17 item 6) ---------------------------------------------
+// --- Client-side query timeout (docs/security.md#security-and-robustness) ---------
 
 /**
  * How much longer than the statement timeout the client waits before giving up on an answer.

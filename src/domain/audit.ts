@@ -1,6 +1,6 @@
 /**
- * The isolation audit (PRODUCT.md §9): runs the checks of src/db/queries/audit.ts (set-based SQL,
- * one named function per check) and assembles their findings per tenant.
+ * The isolation audit (docs/security.md#audit): runs the checks of src/db/queries/audit.ts
+ * (set-based SQL, one named function per check) and assembles their findings per tenant.
  */
 import { findTenantIdBySlug, auditedTenants, countRowsPerTenant, findBoardMembershipViolations, findCreditBalanceMismatches, findCrossTenantUserAccess, findOrphanedRecords, findRowSecurityBypassRoles, findRowsWithoutTenant, readRowSecurityState, type AuditCheck, type AuditScope, type FoundRow } from '../db/queries/audit';
 import { APP_ROLE, TENANT_TABLES, type TenantTable } from '../db/schema';

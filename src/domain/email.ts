@@ -1,6 +1,7 @@
 /**
- * How the service compares email addresses (PRODUCT.md §6): trimmed, Unicode NFKC, case-folded.
- * Addresses are stored trimmed (as given otherwise); the key is only for comparing.
+ * How the service compares email addresses (docs/tenants.md#invitations-and-membership-in-detail):
+ * trimmed, Unicode NFKC, case-folded. Addresses are stored trimmed (as given otherwise); the key is
+ * only for comparing.
  */
 
 /** The comparison key of an email address. */

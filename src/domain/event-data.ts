@@ -1,5 +1,5 @@
 /**
- * What an event's `data` may hold (PRODUCT.md §11, docs/event-data.md). The log is append-only
+ * What an event's `data` may hold (docs/event-data.md). The log is append-only
  * and its rows go to webhook receivers, so:
  * - free-form objects (tenant `settings`, registration `metadata`) keep the values of the
  *   allow-listed top-level keys only (SERVICE_EVENT_SETTINGS_KEYS); every other key keeps its

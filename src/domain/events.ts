@@ -1,7 +1,7 @@
 /**
- * The audit log (PRODUCT.md §11). Every state-changing domain function calls `recordEvent` with
- * its own transaction, so an event exists exactly when its change committed, and the webhook
- * outbox rows are written by the same statement as the event.
+ * The audit log (docs/events.md#events-and-webhooks). Every state-changing domain function calls
+ * `recordEvent` with its own transaction, so an event exists exactly when its change committed, and
+ * the webhook outbox rows are written by the same statement as the event.
  */
 import crypto from 'node:crypto';
 import { insertEventWithDeliveries, selectEventChunk, type EventPageRow, type EventRow } from '../db/queries/events';
@@ -167,9 +167,9 @@ export interface EventPage {
 export const DEFAULT_EVENT_PAGE = 100;
 
 /**
- * The largest events page, in bytes of its JSON body (PRODUCT.md allows up to 4 MiB). One
- * response is parsed and serialised in one go on the event loop, and 256 KiB pages stall other
- * callers far less than 1 MiB ones (bench/scenarios/events.ts, large_reads).
+ * The largest events page, in bytes of its JSON body (docs/event-data.md#pages-bounded-in-bytes: at
+ * most 4 MiB). One response is parsed and serialised in one go on the event loop, and 256 KiB pages
+ * stall other callers far less than 1 MiB ones (bench/scenarios/events.ts, large_reads).
  */
 export const MAX_EVENT_PAGE_BYTES = 256 * 1024;
 /** What the page's events may take: the rest is its envelope and `next_cursor`. */

@@ -1,9 +1,9 @@
 /**
- * Invitations (PRODUCT.md §6): how people join a tenant by email. List and revoke run in the
- * tenant admin's request transaction; create and resend run their own short transactions, so
- * the mail goes out after the commit and holds no connection or lock; accept runs for a caller
- * who has no tenant yet. Tokens are 256-bit random secrets, stored only as their sha256.
- * Never sees req/res.
+ * Invitations (docs/tenants.md#invitations-and-membership-in-detail): how people join a tenant by
+ * email. List and revoke run in the tenant admin's request transaction; create and resend run their
+ * own short transactions, so the mail goes out after the commit and holds no connection or lock;
+ * accept runs for a caller who has no tenant yet. Tokens are 256-bit random secrets, stored only as
+ * their sha256. Never sees req/res.
  *
  * An invitation is its inviter's act: when the inviter stops being an admin (demoted, removed,
  * left) their pending invitations are revoked in the same transaction (`revokeInvitationsSentBy`).

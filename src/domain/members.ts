@@ -1,8 +1,8 @@
 /**
  * Tenant members (users rows). Functions take the request's tenant-scoped transaction.
  *
- * Nobody becomes a member without consent (PRODUCT.md §6): `addMember` is for platform admins
- * (x-access tenantPlatformAdmin); tenant admins invite. Any member may leave.
+ * Nobody becomes a member without consent (docs/tenants.md#membership): `addMember` is for platform
+ * admins (x-access tenantPlatformAdmin); tenant admins invite. Any member may leave.
  */
 import { UserRow } from '../db/models';
 import { fetchKeysetRows } from '../db/queries/keyset-page';

@@ -1,6 +1,7 @@
 /**
- * Self-service tenant registration (SPEC.md §4, PRODUCT.md §5): who may register, the per-user
- * tenant limit, slug choice, and the caller's memberships across tenants. Never sees req/res.
+ * Self-service tenant registration (docs/tenants.md#self-service-registration): who may register,
+ * the per-user tenant limit, slug choice, and the caller's memberships across tenants. Never sees
+ * req/res.
  */
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
@@ -108,8 +109,8 @@ export function assertMayRegister(policy: RegistrationPolicy, registrant: Regist
   }
   const allowed = policy.registrationAllowedDomains;
   if (allowed === null) return;
-  // admin_email first (PRODUCT.md §5): when its domain is not listed, the detail names that
-  // domain, whatever the token carries (SPEC.md §7).
+  // admin_email first: when its domain is not listed, the detail names that
+  // domain, whatever the token carries (docs/tenants.md#errors).
   assertDomainListed(allowed, 'admin_email', adminEmail);
   // admin_email is whatever the caller typed; only the token's own verified email proves who
   // they are. Absent email_verified counts as unverified here.
@@ -301,7 +302,7 @@ async function insertWithGeneratedSlug(
   }
 }
 
-/** The slugs self-service registration may not take (PRODUCT.md §4). */
+/** The slugs self-service registration may not take (docs/tenants.md#self-service-registration). */
 export interface UnavailableSlugs {
   readonly reserved: ReadonlySet<string>;
   readonly retirementDays: number;

@@ -1,6 +1,6 @@
 /**
- * Sample data (PRODUCT.md §4): two boards with a few generations each (with media URLs), one
- * provider configuration and one credit grant. The same content every time.
+ * Sample data (docs/tenants.md#self-service-registration): two boards with a few generations each
+ * (with media URLs), one provider configuration and one credit grant. The same content every time.
  */
 import { BoardMemberRow, BoardRow, CreditTransactionRow, GenerationRow, ProviderConfigRow } from '../db/models';
 import type { Transaction } from '../db/tenant-scope';

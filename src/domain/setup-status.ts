@@ -1,6 +1,6 @@
 /**
- * Setup status (PRODUCT.md §4): what this deployment is running on and what to change before
- * production. Reads only: computing it never creates or changes a row.
+ * Setup status (docs/tenants.md#tenant-administration): what this deployment is running on and what
+ * to change before production. Reads only: computing it never creates or changes a row.
  */
 import { readTenantFacts } from '../db/queries/setup-status';
 import { withService, type Database } from '../db/tenant-scope';
@@ -118,7 +118,7 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
     }
   }
   if (f.multiTenantMode && f.tenantIdClaim && (f.unlinkedProvisioning ?? 0) > 0) {
-    // Names collide and users of some providers mint them; ids do not (PRODUCT.md §13).
+    // Names collide and users of some providers mint them; ids do not (docs/identity-providers.md#organization-ids).
     out.push(
       `${plural(f.unlinkedProvisioning!, 'tenant provisions', 'tenants provision')} members from name claims without an identity link, while tokens carry organization ids ` +
         `(${f.tenantIdClaim}): link each to its organization (identity_links in PUT /api/setup/tenant/{tenant_id}) so only that organization's members join it.`,

@@ -1,7 +1,7 @@
 /**
- * Slug generation for self-service registration (PRODUCT.md §5): the organization name,
- * normalized the way tenant claims are, at most 63 characters, with `-2`, `-3`… appended while
- * the slug is taken. Pure functions; the database check lives in ./registration.ts.
+ * Slug generation for self-service registration (docs/tenants.md#self-service-registration): the
+ * organization name, normalized the way tenant claims are, at most 63 characters, with `-2`, `-3`…
+ * appended while the slug is taken. Pure functions; the database check lives in ./registration.ts.
  */
 import crypto from 'node:crypto';
 import { normalizeClaimValue } from '../context/claims';

@@ -1,7 +1,7 @@
 /**
- * Tenant administration (PRODUCT.md §4): create (with Idempotency-Key), list, get, update and
- * delete (batched, with a dry run). Platform-level: the `tenants` table has no row-level
- * security, while every tenant-owned row is touched only inside `withTenant`.
+ * Tenant administration (docs/tenants.md#tenant-administration): create (with Idempotency-Key),
+ * list, get, update and delete (batched, with a dry run). Platform-level: the `tenants` table has
+ * no row-level security, while every tenant-owned row is touched only inside `withTenant`.
  */
 import crypto from 'node:crypto';
 import { databaseNow, TenantRow } from '../db/models';
@@ -32,7 +32,7 @@ export interface CreateTenantInput {
   includeSampleData?: boolean;
   /** Default for tenants a platform admin creates: provision from claims of any issuer. */
   membershipPolicy?: Partial<MembershipPolicy>;
-  /** Organizations of identity providers naming the tenant (PRODUCT.md §13). */
+  /** Organizations of identity providers naming the tenant (docs/identity-providers.md#organization-ids). */
   identityLinks?: readonly IdentityLink[];
 }
 

@@ -1,7 +1,7 @@
 /**
- * The tenant-token key set (PRODUCT.md §14): ES256 keys shared by every instance through
- * PostgreSQL, created once whoever starts first, rotated so that verifiers always know a key
- * before a token carries it. Private keys are encrypted at rest when a secret is configured and
+ * The tenant-token key set (docs/tenant-tokens.md#the-key-set): ES256 keys shared by every instance
+ * through PostgreSQL, created once whoever starts first, rotated so that verifiers always know a
+ * key before a token carries it. Private keys are encrypted at rest when a secret is configured and
  * never leave this module's callers except as a KeyObject for signing.
  */
 import crypto from 'node:crypto';

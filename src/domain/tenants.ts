@@ -15,18 +15,18 @@ export interface NewTenant {
   createdBy?: { issuer: string; subject: string };
   /** Registration details kept with the tenant (use case, size, metadata…). */
   registration?: Record<string, unknown>;
-  /** Who may join by claims (PRODUCT.md §3); default: provision from any issuer's claims. */
+  /** Who may join by claims (docs/tenants.md#membership); default: provision from any issuer's claims. */
   membershipPolicy?: MembershipPolicy;
   /** The tenant's first member, made its `admin`. */
   admin?: { issuer: string; subject: string; email: string | null; displayName: string | null };
   includeSampleData: boolean;
 }
 
-/** A tenant's membership policy (PRODUCT.md §3). */
+/** A tenant's membership policy (docs/tenants.md#membership). */
 export interface MembershipPolicy {
   provisionFromClaims: boolean;
   claimsIssuer: string | null;
-  /** The member's role follows the token's role claim on every request (PRODUCT.md §13). */
+  /** The member's role follows the token's role claim on every request (docs/identity-providers.md#roles-from-the-provider). */
   rolesFromClaims?: boolean;
 }
 

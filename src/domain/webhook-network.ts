@@ -1,10 +1,10 @@
 /**
- * Which network addresses a webhook may reach (PRODUCT.md §11). A platform admin's URL must not
- * turn the service into a proxy to its own neighbours (the database, Redis, the cloud metadata
- * service), so loopback, private, link-local, unspecified, multicast and reserved addresses are
- * refused, in every spelling (IPv4, IPv6, IPv4-mapped and NAT64/6to4-embedded IPv4), unless
- * SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS is set. The URL is checked when it is saved, and every
- * delivery checks the addresses its connection actually uses (`guardedLookup`), because DNS
+ * Which network addresses a webhook may reach (docs/events.md#webhooks). A platform admin's URL
+ * must not turn the service into a proxy to its own neighbours (the database, Redis, the cloud
+ * metadata service), so loopback, private, link-local, unspecified, multicast and reserved
+ * addresses are refused, in every spelling (IPv4, IPv6, IPv4-mapped and NAT64/6to4-embedded IPv4),
+ * unless SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS is set. The URL is checked when it is saved, and
+ * every delivery checks the addresses its connection actually uses (`guardedLookup`), because DNS
  * answers can change after the URL was accepted.
  */
 import dns from 'node:dns';

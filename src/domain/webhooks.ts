@@ -1,7 +1,8 @@
 /**
- * Webhook endpoints (PRODUCT.md §11), managed by platform admins: an http(s) URL, the event
- * types it wants (`tenant.created`, `tenant.*` or `*`), and a `whsec_` signing secret shown once.
- * Deliveries are written by recordEvent (the outbox) and sent by src/workers/webhook-delivery.ts.
+ * Webhook endpoints (docs/events.md#webhooks), managed by platform admins: an http(s) URL, the
+ * event types it wants (`tenant.created`, `tenant.*` or `*`), and a `whsec_` signing secret shown
+ * once. Deliveries are written by recordEvent (the outbox) and sent by
+ * src/workers/webhook-delivery.ts.
  *
  * Server-side request forgery: only platform admins can point the service at a URL; only
  * http and https are accepted, without credentials in the URL; a host on a loopback, private,

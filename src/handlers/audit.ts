@@ -22,7 +22,7 @@ export const auditTenants = authenticated(
     const globalViolations = result.globalViolations.map(toViolation);
     const total = globalViolations.length + tenants.reduce((n, t) => n + t.violations.length, 0);
     const summary = { tenant_slug: slug ?? null, tenants: tenants.length, total_violations: total, truncated: result.truncated };
-    // Violations are something an operator must look at (PRODUCT.md §12): warn, not info.
+    // Violations are something an operator must look at (docs/operations.md#metrics-and-logs): warn, not info.
     if (total > 0) ctx.log.warn(summary, 'Isolation audit found violations');
     else ctx.log.info(summary, 'Isolation audit finished');
     return {

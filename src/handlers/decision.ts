@@ -1,5 +1,5 @@
 /**
- * The gateway decision (PRODUCT.md §14): the request's tenant entered exactly as for
+ * The gateway decision (docs/gateways.md): the request's tenant entered exactly as for
  * `GET /api/tenant` (one statement, same resolution, membership and provisioning), answered as
  * headers a gateway copies onto the product's request. Refusals become 401/403 in
  * src/http/decision.ts.

@@ -1,11 +1,11 @@
 /**
- * Access, from the operation's `x-access` (the one place that decides who may call what):
- * public, caller (any verified token), platformAdmin, tenantMember (a member of the resolved
- * tenant, or a platform admin), tenantAdmin (an admin of it, or a platform admin) and
- * tenantPlatformAdmin (a platform admin acting in the resolved tenant; its own admins may not:
- * adding a person directly is the operator's act, tenant admins invite).
- * The tenant levels are decided with the tenant's facts, once it is entered
- * (src/tenancy/decide.ts): membership and role are known only then.
+ * Caller-level access, from the operation's `x-access`: the one place that decides who may call
+ * an operation before any tenant is entered. Levels: public, caller (any verified token),
+ * platformAdmin, tenantMember (a member of the resolved tenant, or a platform admin), tenantAdmin
+ * (an admin of it, or a platform admin) and tenantPlatformAdmin (a platform admin acting in the
+ * resolved tenant; its own admins may not: adding a person directly is the operator's act, tenant
+ * admins invite). The tenant levels need the tenant's facts, so they are decided with tenant
+ * entry and membership by src/tenancy/decide.ts.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';

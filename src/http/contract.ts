@@ -34,7 +34,7 @@ export interface ContractOperation {
   readonly forwardedMethods: readonly string[];
 }
 
-/** The counter that also counts /api paths matching no operation (SPEC.md §8's last row). */
+/** The counter that also counts /api paths matching no operation (docs/operations.md#rate-limits). */
 export const FALLBACK_COUNTER = 'api';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];

@@ -1,7 +1,7 @@
 /**
- * The gateway decision's answers (PRODUCT.md §14). Gateways pass a 401 or 403 of the auth
- * request on to the client and treat any other status as their own failure (nginx answers 500,
- * Envoy denies), so every refusal except the token's (401), the rate limit (429) and the
+ * The gateway decision's answers (docs/gateways.md#what-it-answers). Gateways pass a 401 or 403 of
+ * the auth request on to the client and treat any other status as their own failure (nginx answers
+ * 500, Envoy denies), so every refusal except the token's (401), the rate limit (429) and the
  * service's own failures (5xx, fail closed) is answered 403, with the usual Error body and its
  * `error` string in X-Tenant-Error.
  */

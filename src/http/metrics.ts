@@ -1,8 +1,8 @@
 /**
- * Prometheus metrics (PRODUCT.md §12), on a registry of their own (never prom-client's global
- * one, so several apps in one process — tests — do not collide). Labels are low-cardinality by
- * construction: operationId, method, status class, resolution source and outcome, rate-limit
- * counter name, delivery outcome. Never a tenant, user, path or id.
+ * Prometheus metrics (docs/operations.md#metrics-and-logs), on a registry of their own (never
+ * prom-client's global one, so several apps in one process — tests — do not collide). Labels are
+ * low-cardinality by construction: operationId, method, status class, resolution source and
+ * outcome, rate-limit counter name, delivery outcome. Never a tenant, user, path or id.
  *
  *   tenant_service_http_request_duration_seconds{operation,method,status_class}   histogram
  *   tenant_service_tenant_resolutions_total{source,outcome}                        counter

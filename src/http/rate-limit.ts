@@ -1,5 +1,5 @@
 /**
- * The rate limits of SPEC.md §8 and PRODUCT.md §8, built on express-rate-limit.
+ * The rate limits (docs/operations.md#rate-limits), built on express-rate-limit.
  *
  * The counters come from openapi.yaml: each operation's `x-rate-limit {counter, limit, window}`.
  * Each counter has its own store and key namespace and is counted per
@@ -222,9 +222,9 @@ function memoryBackend(): Backend {
 }
 
 /**
- * Slow-Redis circuit breaker (issue 17 item 6). node-redis sees a paused Redis as connected (the
- * socket is open), so slowness is judged by the command timeout: after one, requests skip Redis
- * for SLOW_REDIS_BACKOFF_MS, then a single trial command decides.
+ * Slow-Redis circuit breaker (docs/security.md#security-and-robustness). node-redis sees a paused
+ * Redis as connected (the socket is open), so slowness is judged by the command timeout: after one,
+ * requests skip Redis for SLOW_REDIS_BACKOFF_MS, then a single trial command decides.
  */
 function slowRedisBreaker(client: ReturnType<typeof createClient>, log: Logger, errorLog: ThrottledErrorLog) {
   let slow = false;

@@ -1,7 +1,8 @@
 /**
- * Invitation mail (PRODUCT.md §6): nodemailer over SERVICE_SMTP_URL, from SERVICE_MAIL_FROM.
- * Sending never throws: the outcome is `sent`, `failed` (logged) or `not_configured`, stored on
- * the invitation as `delivery`, so a mail problem never fails the request.
+ * Invitation mail (docs/tenants.md#invitations-and-membership-in-detail): nodemailer over
+ * SERVICE_SMTP_URL, from SERVICE_MAIL_FROM. Sending never throws: the outcome is `sent`, `failed`
+ * (logged) or `not_configured`, stored on the invitation as `delivery`, so a mail problem never
+ * fails the request.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';

@@ -1,7 +1,9 @@
 /**
- * Who may enter a tenant and act in it (PRODUCT.md §3, §13): the one place that decides, as
- * pure functions. `refusalOf` answers what the request alone settles (no tenant named, a claim
- * naming several tenants without a choice, a claim and a header that disagree); `decideEntry`
+ * Who may enter a tenant and act in it (docs/tenants.md#tenant-resolution,
+ * docs/tenants.md#membership, docs/identity-providers.md): the one place that decides tenant
+ * entry and membership, as pure functions; who may call an operation at all (x-access) is
+ * src/http/access.ts. `refusalOf` answers what the request alone settles (no tenant named, a
+ * claim naming several tenants without a choice, a claim and a header that disagree); `decideEntry`
  * answers the rest from the facts one statement read (the tenant, its membership policy and
  * identity links, the caller's membership). SQL fetches the facts and writes what the decision
  * asks for; it decides nothing.
@@ -92,7 +94,7 @@ function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: Ent
   if (!CLAIM_SOURCES.has(request.source)) return '';
   if (!facts.provisionFromClaims) return ' It admits new members by invitation only.';
   if (facts.claimsIssuer !== null && facts.claimsIssuer !== caller.issuer) return ' It provisions members from the claims of another identity provider only.';
-  // Names collide across providers and users mint them; ids do not (PRODUCT.md §13).
+  // Names collide across providers and users mint them; ids do not (docs/identity-providers.md#organization-ids).
   if (facts.links.length > 0) return ' It is linked to identity provider organizations: new members join through those links, never through a name claim.';
   return null;
 }

@@ -1,9 +1,9 @@
 /**
- * Entering a tenant for a request (PRODUCT.md §3, §13): which tenant the request names
- * (./resolve), the facts of it in one statement (src/db/queries/enter-tenant.ts), the decision
- * (./decide), and the rows the decision asks for. Without `run` the request needs nothing but the
- * entry, and an existing member costs one statement that is its own transaction; with `run` the
- * handler's queries follow in the same transaction.
+ * Entering a tenant for a request (docs/tenants.md#tenant-resolution): which tenant the request
+ * names (./resolve), the facts of it in one statement (src/db/queries/enter-tenant.ts), the
+ * decision (./decide), and the rows the decision asks for. Without `run` the request needs nothing
+ * but the entry, and an existing member costs one statement that is its own transaction; with `run`
+ * the handler's queries follow in the same transaction.
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
@@ -186,9 +186,10 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
 }
 
 /**
- * Enters the request's tenant: resolves it, reads its facts and decides (PRODUCT.md §3, §13),
- * throwing the documented ApiError of a refusal. With `run`, runs it inside the tenant's
- * transaction; without, returns the entry (one statement for an existing member).
+ * Enters the request's tenant: resolves it, reads its facts and decides
+ * (docs/tenants.md#tenant-resolution), throwing the documented ApiError of a refusal. With `run`,
+ * runs it inside the tenant's transaction; without, returns the entry (one statement for an
+ * existing member).
  */
 export function enterTenant(ctx: AuthenticatedContext, header: string | null, access: TenantAccess): Promise<EnteredTenant>;
 export function enterTenant<T>(ctx: AuthenticatedContext, header: string | null, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T>;

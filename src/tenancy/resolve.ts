@@ -1,7 +1,7 @@
 /**
  * Tenant resolution as pure functions: from (claims, X-Tenant header, config) to the slug of
- * the tenant a request asks for and where it came from (PRODUCT.md §3). The database check of
- * that slug (exists, active, membership) happens in the request's transaction.
+ * the tenant a request asks for and where it came from (docs/tenants.md#tenant-resolution). The
+ * database check of that slug (exists, active, membership) happens in the request's transaction.
  */
 import { parse as parseDomain } from 'tldts';
 import { normalizeClaimValue, readClaim, type TenantSource } from '../context/claims';
@@ -36,7 +36,7 @@ export interface ResolutionInput {
   /** The X-Tenant header, already checked by `checkTenantHeader`. */
   header: string | null;
   customClaim: string | null;
-  /** SERVICE_JWT_TENANT_ID_CLAIM: the claim holding organization ids (PRODUCT.md §13). */
+  /** SERVICE_JWT_TENANT_ID_CLAIM: the claim holding organization ids (docs/identity-providers.md#organization-ids). */
   idClaim?: string | null;
 }
 
@@ -48,9 +48,9 @@ function isNameMap(value: unknown): value is Record<string, Record<string, unkno
 }
 
 /**
- * The tenants a claim value names (PRODUCT.md §13): an array and Keycloak's map are sets (each
- * element, each key); anything else is one organization (`normalizeClaimValue`). Deduplicated,
- * in the claim's order; empty when nothing usable remains.
+ * The tenants a claim value names (docs/identity-providers.md#several-tenants-in-one-claim): an
+ * array and Keycloak's map are sets (each element, each key); anything else is one organization
+ * (`normalizeClaimValue`). Deduplicated, in the claim's order; empty when nothing usable remains.
  */
 export function claimedSlugs(value: unknown): string[] {
   const items = Array.isArray(value) ? value : isNameMap(value) ? Object.keys(value) : [value];
@@ -102,7 +102,7 @@ export function tenantFromEmail(email: unknown, emailVerified: unknown): string 
   return normalizeClaimValue(parsed.domainWithoutSuffix);
 }
 
-/** What a name claim asserts: one tenant, or a set of several (PRODUCT.md §13). */
+/** What a name claim asserts: one tenant, or a set of several (docs/identity-providers.md#several-tenants-in-one-claim). */
 export type ClaimedTenant = { slug: string; source: TenantSource; claim: string } | { slugs: readonly string[]; source: TenantSource; claim: string; slug?: undefined };
 
 /** Sources 1–4 in order; the first claim that names a tenant (or a set of them) wins. */
@@ -124,9 +124,10 @@ export function tenantFromClaims(claims: Readonly<Record<string, unknown>>, cust
 }
 
 /**
- * Decides which tenant a multi-tenant request asks for (PRODUCT.md §3, §13): organization ids,
- * then name claims, then the header, then the email domain. A claim and a header naming
- * different tenants is a mismatch; a claim naming several tenants needs the header to choose.
+ * Decides which tenant a multi-tenant request asks for (docs/tenants.md#tenant-resolution):
+ * organization ids, then name claims, then the header, then the email domain. A claim and a header
+ * naming different tenants is a mismatch; a claim naming several tenants needs the header to
+ * choose.
  */
 export function requestedTenant(input: ResolutionInput): TenantRequest {
   if (input.idClaim) {

@@ -1,8 +1,9 @@
 /**
- * The daily retention purge (PRODUCT.md §11): events older than SERVICE_EVENT_RETENTION_DAYS
- * and finished webhook deliveries. Every instance schedules it; an advisory lock lets one run
- * at a time. It needs a connection as the OWNER of the events table (the runtime role can
- * never delete an event): the caller passes a function opening one, used once per run.
+ * The daily retention purge (docs/events.md#events-and-webhooks): events older than
+ * SERVICE_EVENT_RETENTION_DAYS and finished webhook deliveries. Every instance schedules it; an
+ * advisory lock lets one run at a time. It needs a connection as the OWNER of the events table (the
+ * runtime role can never delete an event): the caller passes a function opening one, used once per
+ * run.
  */
 import type { Logger } from 'pino';
 import { purgeExpired } from '../db/queries/retention';

@@ -8,8 +8,8 @@
  * - an instance killed mid-attempt leaves the row pending, unlocked the moment its database
  *   connection drops: another instance (or the restarted one) sends it again (at least once).
  *
- * Endpoints are independent (PRODUCT.md §11): `concurrency` slots in all (the global cap), and
- * at most `perEndpointConcurrency` deliveries of one endpoint in flight across every instance
+ * Endpoints are independent (docs/events.md#webhooks): `concurrency` slots in all (the global cap),
+ * and at most `perEndpointConcurrency` deliveries of one endpoint in flight across every instance
  * (an advisory lock per endpoint slot, see claimDueDelivery), so an endpoint that never answers
  * holds only its own slot while the others are delivered on time. The worker uses its own pool
  * (server.ts), so attempts in flight never take connections from requests.
@@ -35,7 +35,7 @@ import { withService, type Database, type Transaction } from '../db/tenant-scope
 import { forbiddenAddressKind, ForbiddenNetworkError, guardedLookup, bareHost } from '../domain/webhook-network';
 import { sweepDeletedEndpointDeliveries } from '../domain/webhooks';
 
-/** PRODUCT.md §11: 5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h, 12 h, then failed. */
+/** docs/events.md#webhooks: 5 s, 30 s, 2 min, 10 min, 30 min, 2 h, 6 h, 12 h, then failed. */
 export const DEFAULT_BACKOFF_MS: readonly number[] = [5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000];
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** Deliveries in flight at once per instance (the global cap). */

@@ -67,7 +67,7 @@ export function brokenTokens(sub: string): Record<string, string> {
     'garbage base64': '!!!.@@@.###',
     'eight kilobytes of garbage': 'a'.repeat(8 * 1024),
     'JSON header that is not an object': `${b64('"x"')}.${p}.${s}`,
-    // issue 17 items 4 and 7
+    // docs/security.md#security-and-robustness: input bounds, iat in the future
     'iat ten years ahead': rs({ ...payload, iat: now + 10 * 365 * 86_400 }),
     'unknown crit header parameter': (() => {
       const header = b64({ alg: 'RS256', typ: 'JWT', kid: keys.kid, crit: ['x-ext'], 'x-ext': true });

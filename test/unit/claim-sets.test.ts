@@ -1,6 +1,8 @@
 /**
- * Claims that name several tenants, and organization-id claims (PRODUCT.md §13), as pure
- * functions: arrays and Keycloak's map are sets, an object with plain values is one organization.
+ * Claims that name several tenants, and organization-id claims
+ * (docs/identity-providers.md#several-tenants-in-one-claim,
+ * docs/identity-providers.md#organization-ids), as pure functions: arrays and Keycloak's map are
+ * sets, an object with plain values is one organization.
  */
 import { claimedOrganizationIds, claimedSlugs, requestedTenant, tenantFromClaims } from '../../src/tenancy/resolve';
 

@@ -1,6 +1,7 @@
 /**
- * The membership decision (src/tenancy/decide.ts) without a database: every row of PRODUCT.md
- * §3's membership rules and §13's identity-provider rules, from facts as the statement reads them.
+ * The membership decision (src/tenancy/decide.ts) without a database: every rule of
+ * docs/tenants.md#tenant-resolution, docs/tenants.md#membership and docs/identity-providers.md,
+ * from facts as the statement reads them.
  */
 import { decideEntry, refusalOf, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
@@ -32,7 +33,7 @@ const refusal = (d: ReturnType<typeof decideEntry>) => {
   return { status: d.error.status, error: d.error.error, detail: d.error.detail };
 };
 
-describe('§3: what the request alone settles', () => {
+describe('resolution: what the request alone settles', () => {
   it('no source → 400 Missing X-Tenant header, multi_tenant_mode true', () => {
     const e = refusalOf(requestedTenant({ claims: {}, header: null, customClaim: null }))!;
     expect(e.status).toBe(400);
@@ -48,7 +49,7 @@ describe('§3: what the request alone settles', () => {
   });
 });
 
-describe('§3: the tenant', () => {
+describe('resolution: the tenant', () => {
   it('unknown slug → 404 naming it', () => {
     expect(refusal(decideEntry(byHeader, null, caller, member))).toEqual({ status: 404, error: 'Tenant not found', detail: "Tenant 'acme' not found." });
   });
@@ -65,7 +66,7 @@ describe('§3: the tenant', () => {
   });
 });
 
-describe('§3: membership', () => {
+describe('membership', () => {
   it('an existing member enters whatever the source and policy, without provisioning', () => {
     for (const req of [byClaim, byHeader, byEmail, byDefault]) {
       expect(decideEntry(req, facts({ memberRole: 'member', provisionFromClaims: false }), caller, member)).toEqual({
@@ -141,7 +142,7 @@ describe('x-access tenantPlatformAdmin', () => {
   });
 });
 
-describe('§13: several tenants in one claim', () => {
+describe('identity providers: several tenants in one claim', () => {
   it('no header → 400 saying the header must choose', () => {
     const e = refusalOf(requestedTenant({ claims: { organization: ['acme', 'globex'] }, header: null, customClaim: null }))!;
     expect(e.error).toBe('Missing X-Tenant header');
@@ -159,7 +160,7 @@ describe('§13: several tenants in one claim', () => {
   });
 });
 
-describe('§13: links by organization id', () => {
+describe('identity providers: links by organization id', () => {
   const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
   it('one linked id enters its tenant, source organization_id_claim, provisioning per policy', () => {
     expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
@@ -193,7 +194,7 @@ describe('§13: links by organization id', () => {
   });
 });
 
-describe('§13: roles from the provider', () => {
+describe('identity providers: roles from the provider', () => {
   const follows = facts({ rolesFromClaims: true, memberRole: 'member' });
   const as = (role: 'admin' | 'member' | null) => ({ ...caller, tokenRole: role });
 

@@ -1,6 +1,6 @@
 /**
- * SERVICE_IDP_PRESET (PRODUCT.md §13): each preset's claim defaults, explicit variables winning,
- * and a bad preset or claim path stopping the boot.
+ * SERVICE_IDP_PRESET (docs/identity-providers.md#presets): each preset's claim defaults, explicit
+ * variables winning, and a bad preset or claim path stopping the boot.
  */
 import { ConfigError, loadConfig } from '../../src/config';
 

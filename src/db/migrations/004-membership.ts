@@ -1,5 +1,5 @@
 /**
- * Who may join a tenant (issue 14, PRODUCT.md §3–§6):
+ * Who may join a tenant (docs/tenants.md#membership):
  *
  * - `tenants.provision_from_claims` / `tenants.claims_issuer`: the tenant's membership policy.
  *   Existing tenants keep claim provisioning, except the self-registered ones (their members

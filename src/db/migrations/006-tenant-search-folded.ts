@@ -1,10 +1,11 @@
 /**
- * Tenant search without ILIKE (issue 17 item 8). `name ILIKE pattern` lowercases the PATTERN
- * again for every row it tests: a 255-character `q` (e.g. all `%` or `_`, escaped to literals,
- * which no trigram narrows) took 2.6 s over 100 000 tenants. Instead the name is kept lowercased
- * in a column (set by a trigger on every insert and update), the pattern is lowercased once per
- * query, and a plain LIKE compares them (slugs are lowercase by their CHECK already). The trigram index moves from
- * `name` to the new column; where pg_trgm is missing the search still works, only slower.
+ * Tenant search without ILIKE (docs/security.md#security-and-robustness). `name ILIKE pattern`
+ * lowercases the PATTERN again for every row it tests: a 255-character `q` (e.g. all `%` or `_`,
+ * escaped to literals, which no trigram narrows) took 2.6 s over 100 000 tenants. Instead the name
+ * is kept lowercased in a column (set by a trigger on every insert and update), the pattern is
+ * lowercased once per query, and a plain LIKE compares them (slugs are lowercase by their CHECK
+ * already). The trigram index moves from `name` to the new column; where pg_trgm is missing the
+ * search still works, only slower.
  */
 import type { Knex } from 'knex';
 

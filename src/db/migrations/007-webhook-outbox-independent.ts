@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints independent of every other writer (PRODUCT.md §11).
+ * Webhook endpoints independent of every other writer (docs/events.md#webhooks).
  *
  * Every change in any tenant writes its outbox rows (webhook_deliveries) in the event's
  * statement. With a foreign key from those rows to webhook_endpoints, each such insert took a

@@ -1,5 +1,5 @@
 /**
- * The signing keys of tenant tokens (PRODUCT.md §14), shared by every instance.
+ * The signing keys of tenant tokens (docs/tenant-tokens.md#the-key-set), shared by every instance.
  *
  * - One row per key. A key is published (in /.well-known/jwks.json) from its creation until
  *   `published_until`, and signs from `signs_from` until `signs_until`: a rotation creates the

@@ -3,10 +3,11 @@
  *
  * - `tenants.roles_from_claims`: the member's role follows the identity provider's token.
  *
- * - `identity_links`: (issuer, organization id) pairs naming a tenant (PRODUCT.md §13). A
- *   platform table like `tenants`, without row-level security: a request looks a link up
- *   before it knows its tenant, and only platform admins write links. A pair belongs to at most
- *   one tenant (`identity_links_pair_unique`, mapped to 409).
+ * - `identity_links`: (issuer, organization id) pairs naming a tenant
+ * (docs/identity-providers.md#organization-ids). A   platform table like `tenants`, without
+ * row-level security: a request looks a link up   before it knows its tenant, and only platform
+ * admins write links. A pair belongs to at most   one tenant (`identity_links_pair_unique`, mapped
+ * to 409).
  * - `app_tenant_facts` replaces `app_enter_tenant`: it finds the tenant (by id, slug, identity
  *   link or the default), takes the tenant's entry lock, sets app.tenant_id and returns the
  *   tenant, its links and the caller's membership. It decides nothing and writes no row; a

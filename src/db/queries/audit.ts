@@ -1,8 +1,9 @@
 /**
- * The isolation audit's checks (PRODUCT.md §9), one named function per check: set-based SQL over
- * every tenant-owned table. Nothing is loaded row by row; each check is one statement (UNION ALL
- * over the tables it covers) whose output is only the violating rows, so a healthy database of
- * any size returns nothing but the per-tenant COUNTs. src/domain/audit.ts assembles the report.
+ * The isolation audit's checks (docs/security.md#audit), one named function per check: set-based
+ * SQL over every tenant-owned table. Nothing is loaded row by row; each check is one statement
+ * (UNION ALL over the tables it covers) whose output is only the violating rows, so a healthy
+ * database of any size returns nothing but the per-tenant COUNTs. src/domain/audit.ts assembles the
+ * report.
  *
  * Costs below are for N rows in the scanned table and M in the referenced one. With the schema's
  * composite foreign keys intact every check finds nothing; the anti-joins then run as hash or

@@ -1,10 +1,10 @@
 /**
  * The facts a tenant request is decided on, in the request's first statement
- * (`app_tenant_facts`, migration 008): the tenant (by id, slug, identity link or the default),
+ * (`app_tenant_facts`, migration 009): the tenant (by id, slug, identity link or the default),
  * its membership policy and identity links, and the caller's membership. The statement also sets
  * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
  * decision is src/tenancy/decide.ts; the rows it asks for are written by `insertMembership` and
- * `updateMemberRole` below.
+ * `followTokenRole` below.
  */
 import type { Knex } from 'knex';
 import { APP_ROLE } from '../schema';

@@ -1,5 +1,6 @@
 /**
- * The membership policy's three fields (PRODUCT.md: who may join without an invitation), as
+ * The membership policy's three fields (who may join without an invitation:
+ * docs/tenants.md#membership), as
  * labelled controls with what each one means. Controlled by the parent form.
  */
 import { useId } from 'react';

@@ -1,6 +1,6 @@
 /**
- * A refused registration (PRODUCT.md §5): the service's sentence with its request ID, and what
- * the person can do about each refusal.
+ * A refused registration (docs/tenants.md#self-service-registration): the service's sentence with
+ * its request ID, and what the person can do about each refusal.
  */
 import type { RegistrationStatus } from '@generated/types.gen';
 import { asProblem } from '../../api';
