@@ -1,5 +1,5 @@
 /**
- * Sample data (docs/tenants.md#self-service-registration): two boards with a few generations each
+ * Sample data (docs/tenants.md#tenant-administration): two boards with a few generations each
  * (with media URLs), one provider configuration and one credit grant. The same content every time.
  */
 import { BoardMemberRow, BoardRow, CreditTransactionRow, GenerationRow, ProviderConfigRow } from '../db/models';

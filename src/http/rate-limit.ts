@@ -222,7 +222,7 @@ function memoryBackend(): Backend {
 }
 
 /**
- * Slow-Redis circuit breaker (docs/security.md#security-and-robustness). node-redis sees a paused
+ * Slow-Redis circuit breaker (docs/operations.md#rate-limits). node-redis sees a paused
  * Redis as connected (the socket is open), so slowness is judged by the command timeout: after one,
  * requests skip Redis for SLOW_REDIS_BACKOFF_MS, then a single trial command decides.
  */
