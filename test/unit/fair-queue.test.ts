@@ -122,18 +122,24 @@ describe('the stage', () => {
     expect(refused.outcome.error).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
   });
 
-  it('gives the slot back when a request holds it too long, and frees it only once', async () => {
-    const queue = new FairQueue(1, 10, 20);
-    const stage = fairnessStage(queue);
-    const slow = call(stage, 'exporter');
-    const next = call(stage, 'alice');
-    expect(next.outcome.started).toBe(false);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(next.outcome.started).toBe(true);
-    slow.close(); // the slow one ends later: alice still holds the only slot
-    const third = call(stage, 'bob');
-    expect(third.outcome.started).toBe(false);
-    next.close();
-    expect(third.outcome.started).toBe(true);
+  it('gives the slot back when a request holds it too long, and frees it only once', () => {
+    jest.useFakeTimers();
+    try {
+      const queue = new FairQueue(1, 10, 20);
+      const stage = fairnessStage(queue);
+      const slow = call(stage, 'exporter');
+      const next = call(stage, 'alice');
+      jest.advanceTimersByTime(19);
+      expect(next.outcome.started).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(next.outcome.started).toBe(true);
+      slow.close(); // the slow one ends later: alice still holds the only slot
+      const third = call(stage, 'bob');
+      expect(third.outcome.started).toBe(false);
+      next.close();
+      expect(third.outcome.started).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
