@@ -11,6 +11,7 @@ import type { CommandHelpers } from './command';
 import { EXIT_ERROR, reportFailure } from './errors';
 import { registerEventsCommand } from './events';
 import { registerKeysCommands } from './keys';
+import { registerMigrateCommands } from './migrate';
 import { styleFor, type Out } from './output';
 import { registerTenantCommands } from './tenant';
 import { registerTenantAdminCommands, type Prompt } from './tenant-admin';
@@ -75,6 +76,7 @@ Examples:
   tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
+  tenantctl migrate status
   SERVICE_TOKEN=<member's token> tenantctl tenant token --tenant acme-corp
   tenantctl token --sub alice --email alice@acme.com --admin
   tenantctl console --sub alice --email alice@acme.com --admin`,
@@ -101,6 +103,7 @@ Examples:
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);
   registerKeysCommands(program, helpers);
+  registerMigrateCommands(program, helpers);
 
   try {
     await program.parseAsync([...argv]);

@@ -14,6 +14,7 @@ import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
 import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-independent';
 import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
 import * as tenantFacts from './migrations/009-tenant-facts';
+import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -72,6 +73,11 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '008-tenant-token-keys': tenantTokenKeys,
   '009-tenant-facts': tenantFacts,
 };
+
+/** The migrations this version knows, in the order they run. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
+/** knex's record of the migrations applied to a database. */
+export const MIGRATIONS_TABLE = 'knex_migrations';
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
 class StaticMigrationSource implements Knex.MigrationSource<string> {
@@ -154,13 +160,16 @@ export async function migrate(url: string, defaultTenantSlug: string, log: Logge
   // One connection (min = max = 1), so the session advisory lock and the migrations share it.
   const admin = knexFactory({ client: 'pg', connection: { connectionString: url }, pool: { min: 1, max: 1 }, log: knexLog(log) });
   try {
+    // Roles first: a user that may not create or use them gets one sentence naming the DBA's SQL.
+    await assertRolesCreatable(admin);
     await admin.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK]);
     try {
       const [batch, done] = await admin.migrate.latest({
         migrationSource: new StaticMigrationSource(),
-        tableName: 'knex_migrations',
+        tableName: MIGRATIONS_TABLE,
       });
       if (done.length) log.info({ batch, migrations: done }, 'Database migrated');
+      await assertRolesUsable(admin);
       await admin.transaction((trx) => ensureDefaultTenant(trx, defaultTenantSlug, log));
     } finally {
       await admin.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK]);
