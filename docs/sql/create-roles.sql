@@ -8,6 +8,8 @@
 -- "Database roles". The attributes are the ones migration 001 gives the roles when the service
 -- creates them itself.
 \set ON_ERROR_STOP on
+-- A second run's "already a member" notices say nothing worth reading.
+SET client_min_messages = warning;
 \if :{?service_user}
 \else
 DO $$ BEGIN RAISE EXCEPTION 'Name the service database user: psql -v service_user=<user> -f docs/sql/create-roles.sql'; END $$;
