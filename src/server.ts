@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { createApp } from './app';
 import type { AppServices } from './context/app-services';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
-import { migrate, openDatabase, openOwnerDatabase } from './db/database';
+import { migrate, NewerDatabaseError, openDatabase, openOwnerDatabase } from './db/database';
 import { DatabaseRolesError } from './db/database-roles';
 import type { Database } from './db/tenant-scope';
 import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
 
 /** The one line a failed start logs: what went wrong and what to do, never a stack. */
 function startupFailure(err: unknown, config: Config): string {
-  if (err instanceof EmbeddedDatabaseError || err instanceof DatabaseRolesError) return err.message;
+  if (err instanceof EmbeddedDatabaseError || err instanceof DatabaseRolesError || err instanceof NewerDatabaseError) return err.message;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   const where = `${config.host}:${config.port}`;
   if (code === 'EADDRINUSE') return `Port ${config.port} is already in use on ${config.host}: stop what listens there, or set SERVICE_PORT to a free port`;

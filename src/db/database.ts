@@ -79,6 +79,21 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
 /** knex's record of the migrations applied to a database. */
 export const MIGRATIONS_TABLE = 'knex_migrations';
 
+/** A database migrated by a newer version, whose schema this version does not know. */
+export class NewerDatabaseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NewerDatabaseError';
+  }
+}
+
+/** The migrations recorded in a database, in the order they ran (none before its first start). */
+export async function appliedMigrations(db: Knex): Promise<Array<{ name: string; migration_time: Date }>> {
+  const { rows } = await db.raw<{ rows: Array<{ present: boolean }> }>('select to_regclass(?) is not null as present', [MIGRATIONS_TABLE]);
+  if (!rows[0]!.present) return [];
+  return (await db.raw<{ rows: Array<{ name: string; migration_time: Date }> }>(`select name, migration_time from ${MIGRATIONS_TABLE} order by id`)).rows;
+}
+
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
 class StaticMigrationSource implements Knex.MigrationSource<string> {
   async getMigrations(): Promise<string[]> {
@@ -164,6 +179,12 @@ export async function migrate(url: string, defaultTenantSlug: string, log: Logge
     await assertRolesCreatable(admin);
     await admin.raw('select pg_advisory_lock(?)', [MIGRATION_LOCK]);
     try {
+      const unknown = (await appliedMigrations(admin)).map((m) => m.name).filter((n) => !MIGRATION_NAMES.includes(n));
+      if (unknown.length) {
+        throw new NewerDatabaseError(
+          `This database was migrated by a newer tenant-service (${unknown.join(', ')} unknown to this version): start that version or a later one, or restore the backup taken before the upgrade (docs/operations.md, "Upgrades")`,
+        );
+      }
       const [batch, done] = await admin.migrate.latest({
         migrationSource: new StaticMigrationSource(),
         tableName: MIGRATIONS_TABLE,

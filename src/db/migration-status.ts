@@ -5,7 +5,7 @@
  */
 import knexFactory from 'knex';
 import { assertRolesCreatable, assertRolesUsable, DatabaseRolesError } from './database-roles';
-import { knexLog, MIGRATION_NAMES, MIGRATIONS_TABLE } from './database';
+import { appliedMigrations, knexLog, MIGRATION_NAMES } from './database';
 
 export interface AppliedMigration {
   name: string;
@@ -33,10 +33,7 @@ export async function readMigrationStatus(url: string): Promise<MigrationStatus>
     log: knexLog(undefined), // a connection failure is reported once, by the caller, without a stack
   });
   try {
-    const { rows: exists } = await db.raw<{ rows: Array<{ present: boolean }> }>('select to_regclass(?) is not null as present', [MIGRATIONS_TABLE]);
-    const rows = exists[0]!.present
-      ? (await db.raw<{ rows: Array<{ name: string; migration_time: Date }> }>(`select name, migration_time from ${MIGRATIONS_TABLE} order by id`)).rows
-      : [];
+    const rows = await appliedMigrations(db);
     const known = new Set(MIGRATION_NAMES);
     const done = new Set(rows.map((r) => r.name));
     const toApplied = (r: { name: string; migration_time: Date }): AppliedMigration => ({ name: r.name, migrated_at: new Date(r.migration_time).toISOString() });
