@@ -39,6 +39,7 @@ async function main(): Promise<void> {
   let db: Database | null = null;
   let services: AppServices | null = null;
   let url = config.databaseUrl;
+  let migrated = false;
   const server = http.createServer();
   try {
     if (!url) {
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     logger.info({ database: embedded ? 'embedded' : redactUrl(url) }, 'Opening database');
     // Migrations hold a session advisory lock: behind a transaction pooler they need a direct URL.
     await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
+    migrated = true;
     db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements, queryTimeoutMs: config.databaseQueryTimeoutMs });
     services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
     // The tenant-token key set is made (or read) before the first request: a boot, not a caller, pays for it.
@@ -62,7 +64,7 @@ async function main(): Promise<void> {
     });
   } catch (err) {
     // One line that says what to do, and nothing left behind (pool, embedded PostgreSQL, its lock).
-    logger.fatal(startupFailure(err, config));
+    logger.fatal(startupFailure(err, config, migrated));
     if (services) await closeServices(services).catch(() => undefined);
     await db?.destroy().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);
@@ -73,12 +75,15 @@ async function main(): Promise<void> {
 }
 
 /** The one line a failed start logs: what went wrong and what to do, never a stack. */
-function startupFailure(err: unknown, config: Config): string {
+function startupFailure(err: unknown, config: Config, migrated: boolean): string {
   if (err instanceof EmbeddedDatabaseError || err instanceof DatabaseRolesError || err instanceof NewerDatabaseError) return err.message;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   const where = `${config.host}:${config.port}`;
   if (code === 'EADDRINUSE') return `Port ${config.port} is already in use on ${config.host}: stop what listens there, or set SERVICE_PORT to a free port`;
   if (code === 'EACCES' && (err as { syscall?: string }).syscall === 'listen') return `Not allowed to listen on ${where}: set SERVICE_PORT to a port above 1023, or grant the capability to bind it`;
+  // insufficient_privilege after the migrations: the runtime role lacks the grants they gave it.
+  // (knex puts the statement before PostgreSQL's message, after " - ".)
+  if (code === '42501' && migrated) return `tenant-service failed to start: ${(err as Error).message.split('\n')[0]!.split(' - ').pop()}: the database's grants to tenant_service_app and tenant_service_reader are missing (a pg_restore with --no-privileges?), see docs/operations.md "Backup and restore"`;
   if (code === 'EADDRNOTAVAIL') return `SERVICE_HOST ${config.host} is not an address of this machine: set SERVICE_HOST to one (127.0.0.1, 0.0.0.0)`;
   return `tenant-service failed to start: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`;
 }

@@ -7,7 +7,8 @@
  *   security is forced: test/database-roles.test.ts shows it);
  * - the dump goes to ANOTHER PostgreSQL cluster, owned there by another user: pg_restore fails
  *   while the runtime roles are missing, and works with `--no-owner` once
- *   docs/sql/create-roles.sql has been run for that user;
+ *   docs/sql/create-roles.sql has been run for that user, and keeps its grants only without
+ *   `--no-privileges` (the start does not grant them again: it stops with one line);
  * - the service started on the restored database with a copy of SERVICE_DATA_DIR and the same
  *   secret resolves the member with the token minted before the dump, and the tenant token
  *   issued before the dump verifies against its /.well-known/jwks.json; without the secret it
@@ -47,7 +48,7 @@ let target: ThrowawayCluster;
 const started: ServerProcess[] = [];
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.tmpdir() };
 
-async function start(url: string, dir: string, secret: string | null): Promise<ServerProcess> {
+async function launch(url: string, dir: string, secret: string | null): Promise<ServerProcess> {
   const server = startServerProcess(await freePort(), {
     SERVICE_DATABASE_URL: url,
     SERVICE_DATA_DIR: dir,
@@ -60,6 +61,11 @@ async function start(url: string, dir: string, secret: string | null): Promise<S
     ...(secret ? { SERVICE_KEY_ENCRYPTION_SECRET: secret } : {}),
   });
   started.push(server);
+  return server;
+}
+
+async function start(url: string, dir: string, secret: string | null): Promise<ServerProcess> {
+  const server = await launch(url, dir, secret);
   const status = await waitUntilReady(server, 60_000);
   if (status !== 200) throw new Error(`service not ready (last status ${status}): ${server.stderr()}`);
   return server;
@@ -71,8 +77,8 @@ async function onTarget(sql: string): Promise<void> {
   await c.query(sql).finally(() => c.end());
 }
 
-const targetUrl = () => `postgres://${restoreUser}@127.0.0.1:${target.port}/tenants`;
-const pgRestore = (...extra: string[]) => runProcess('pg_restore', ['--dbname', targetUrl(), '--no-owner', '--exit-on-error', ...extra, dumpFile], { cwd: ROOT, env });
+const targetUrl = (db = 'tenants') => `postgres://${restoreUser}@127.0.0.1:${target.port}/${db}`;
+const pgRestore = (db = 'tenants', ...extra: string[]) => runProcess('pg_restore', ['--dbname', targetUrl(db), '--no-owner', '--exit-on-error', ...extra, dumpFile], { cwd: ROOT, env });
 
 beforeAll(async () => {
   await initContract();
@@ -160,6 +166,17 @@ describe('a backup restored into another cluster', () => {
     expect(again.status).toBe(200);
     expect(JSON.parse(Buffer.from(again.body.access_token.split('.')[0], 'base64url').toString()).kid).toBe(kid);
     await stopServer(server);
+  });
+
+  it('a restore with --no-privileges leaves the runtime role without rights (the start does not grant them): one line says so', async () => {
+    await onTarget(`create database tenants_no_privileges owner ${restoreUser}`);
+    expect(await pgRestore('tenants_no_privileges', '--no-privileges')).toMatchObject({ code: 0, stderr: '' });
+    const server = await launch(targetUrl('tenants_no_privileges'), restoredDataDir, SECRET);
+    expect((await server.exited).code).toBe(1);
+    const fatal = server.logs.filter((l) => l.level === 60).map((l) => String(l.msg));
+    expect(fatal).toHaveLength(1);
+    expect(fatal[0]).toMatch(/^tenant-service failed to start: permission denied for table \w+: the database's grants to tenant_service_app and tenant_service_reader are missing \(a pg_restore with --no-privileges\?\), see docs\/operations.md "Backup and restore"$/);
+    expect(server.stderr()).toBe('');
   });
 
   it('without SERVICE_KEY_ENCRYPTION_SECRET the restored service cannot sign tenant tokens', async () => {
