@@ -34,6 +34,7 @@ import { tenantHeaderStage } from './http/tenant-header';
 import { tokenStage } from './http/token';
 import { createContractApi } from './http/openapi';
 import { validateStage } from './http/validate';
+import { expressTrustProxy } from './trust-proxy';
 
 export { BODY_LIMIT } from './http/body';
 
@@ -55,7 +56,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  app.set('trust proxy', expressTrustProxy(config.trustProxy));
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.set('case sensitive routing', true);

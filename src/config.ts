@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { IDP_PRESETS, isIdpPreset, type IdpPreset } from './idp-presets';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
 export type AuthProvider = 'local' | 'jwt' | 'jwks' | 'oidc';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -56,7 +57,8 @@ export interface Config {
   /** SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the `decision` counter's limit; null: the contract's (6 000). */
   readonly rateLimitDecisionPerMinute: number | null;
   readonly redisKeyPrefix: string;
-  readonly trustProxy: boolean;
+  /** SERVICE_TRUST_PROXY: the proxies whose X-Forwarded-For entries count (src/trust-proxy.ts). */
+  readonly trustProxy: TrustProxy;
   readonly graphqlPath: string;
   /** SERVICE_EVENT_RETENTION_DAYS: how long audit-log events are kept (daily purge). */
   readonly eventRetentionDays: number;
@@ -261,7 +263,9 @@ export function loadConfig(env: Env = process.env): Config {
   const rateLimitEnabled = bool('SERVICE_RATE_LIMIT_ENABLED', true);
   const rateLimitDecisionPerMinute = int('SERVICE_RATE_LIMIT_DECISION_PER_MINUTE', 1, 10_000_000);
   const redisKeyPrefix = env.SERVICE_REDIS_KEY_PREFIX ?? 'tenant-service:';
-  const trustProxy = bool('SERVICE_TRUST_PROXY', false);
+  const trust = parseTrustProxy(raw('SERVICE_TRUST_PROXY'));
+  if ('problem' in trust) problems.push(`SERVICE_TRUST_PROXY: ${trust.problem}`);
+  const trustProxy = 'value' in trust ? trust.value : false;
   const graphqlPath = str('SERVICE_GRAPHQL_PATH') ?? '/graphql';
   if (!graphqlPath.startsWith('/')) problems.push(`SERVICE_GRAPHQL_PATH: must start with '/', got '${graphqlPath}'`);
   const metricsToken = str('SERVICE_METRICS_TOKEN');

@@ -260,6 +260,45 @@ describe('requests without a valid token', () => {
   });
 });
 
+describe('behind the documented proxy (SERVICE_TRUST_PROXY=true), the client cannot choose its address', () => {
+  // nginx's $proxy_add_x_forwarded_for appends the address it saw to whatever X-Forwarded-For
+  // the client sent: the left-most entries are the client's own writing.
+  const REAL = '203.0.113.60';
+  const viaProxy = (spoofed: string) => `${spoofed}, ${REAL}`;
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ SERVICE_RATE_LIMIT_ENABLED: 'true', SERVICE_TRUST_PROXY: 'true' });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('36 unauthenticated requests, each with another spoofed address, share the real address counter', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 36; i++) {
+      const r = await request(app.app).post('/api/tenants/register').set('X-Forwarded-For', viaProxy(`198.51.100.${i}`)).set('Authorization', 'Bearer not.a.token').send({});
+      statuses.push(r.status);
+    }
+    const limit = limitOf('registerTenant');
+    expect(statuses.slice(0, limit)).toEqual(Array(limit).fill(401));
+    expect(statuses.slice(limit)).toEqual(Array(36 - limit).fill(429));
+    const lines = app.logs.filter((l) => l.msg === 'request completed' && l.path === '/api/tenants/register');
+    expect(new Set(lines.map((l) => l.ip))).toEqual(new Set([REAL]));
+  });
+
+  it("the event's ip is the address the proxy saw, not the one the client wrote", async () => {
+    const slug = unique('proxied');
+    const r = await request(app.app)
+      .post('/api/setup/tenant')
+      .set('X-Forwarded-For', viaProxy('198.51.100.250'))
+      .set('Authorization', bearer(adminToken()))
+      .send({ name: 'Proxied', slug })
+      .expect(201);
+    const events = await ownerConnection()('events').where({ request_id: r.headers['x-request-id'] as string }).select('action', 'ip');
+    expect(events).toEqual([{ action: 'tenant.created', ip: REAL }]);
+  });
+});
+
 describe('logs', () => {
   it('normal operation logs no rate-limit warnings or errors (express-rate-limit validations included)', () => {
     const noisy = t.logs.filter((l) => (l.level as number) >= 40 && /rate.?limit/i.test(String(l.msg)));
