@@ -9,6 +9,7 @@ import type { Database } from './db/tenant-scope';
 import { createMetrics } from './http/metrics';
 import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './context/app-services';
+import { downgradeRefusal, encryptPlainWebhookSecrets, missingEncryptionSecret } from './domain/secrets-at-rest';
 import { createMailer } from './mail/invitation-mail';
 
 export interface BuildServicesOptions {
@@ -19,8 +20,9 @@ export interface BuildServicesOptions {
   tenantTokenKeys?: TenantTokenKeyOptions;
 }
 
-/** Loads the local signing key (local provider) and builds the rate limiter. */
+/** Loads the local signing key (local provider), builds the rate limiter, and checks the secrets at rest. */
 export async function buildServices(config: Config, opts: BuildServicesOptions): Promise<AppServices> {
+  await checkSecretsAtRest(config, opts.db, opts.logger);
   const localKeys = config.authProvider === 'local' ? loadOrCreateLocalKeys(config.dataDir) : null;
   const rateLimiter = config.rateLimitEnabled ? await createRateLimiter(config, opts.logger) : null;
   return {
@@ -33,6 +35,28 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
     mailer: createMailer(config.smtpUrl, config.mailFrom),
     metrics: createMetrics({ db: opts.db }),
   };
+}
+
+/**
+ * With SERVICE_KEY_ENCRYPTION_SECRET, encrypts the webhook secrets still stored in plain text;
+ * without it, says at boot (an error line) that the database holds secrets encrypted with it,
+ * which this instance will refuse to write beside (docs/security.md#secrets-at-rest).
+ */
+async function checkSecretsAtRest(config: Config, db: Database, logger: Logger): Promise<void> {
+  try {
+    if (config.keyEncryptionSecret !== null) {
+      const encrypted = await encryptPlainWebhookSecrets(db, config.keyEncryptionSecret);
+      if (encrypted > 0) logger.info({ count: encrypted }, 'Webhook secrets stored in plain text were encrypted with SERVICE_KEY_ENCRYPTION_SECRET');
+    } else if (await missingEncryptionSecret(db, null)) {
+      logger.error(
+        { reason: downgradeRefusal('sign tenant tokens, rotate their keys or create webhook endpoints') },
+        'SERVICE_KEY_ENCRYPTION_SECRET is not set but the database holds secrets encrypted with it',
+      );
+    }
+  } catch (err) {
+    // The refusals happen at each write anyway; an unreachable database is the readiness probe's to report.
+    logger.error({ err }, 'Secrets at rest could not be checked at boot; the next boot tries again');
+  }
 }
 
 /** Closes what buildServices opened (not the pool, which the caller owns). */

@@ -100,6 +100,7 @@ async function serve(config: Config, logger: Logger, server: http.Server, db: Da
     logger,
     concurrency: DEFAULT_CONCURRENCY,
     allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    encryptionSecret: config.keyEncryptionSecret,
     onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome),
   });
   const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });

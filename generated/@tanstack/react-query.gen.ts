@@ -163,7 +163,9 @@ export const getSetupStatusOptions = (options?: Options<GetSetupStatusData>) => 
  * before the first token carries it. The previous key signs until then and stays
  * published until `previous_published_until` (its last token's expiry plus a minute),
  * then is dropped. Records the event `tenant_token.key_rotated` (key ids and times, never
- * key material). Limited to 10 requests per hour per caller.
+ * key material). Limited to 10 requests per hour per caller. **503** `Service unavailable`
+ * when this instance runs without SERVICE_KEY_ENCRYPTION_SECRET while the database holds
+ * secrets encrypted with it: it never writes a plain key beside encrypted ones.
  *
  */
 export const rotateTenantTokenKeysMutation = (options?: Partial<Options<RotateTenantTokenKeysData>>): UseMutationOptions<RotateTenantTokenKeysResponse, RotateTenantTokenKeysError, Options<RotateTenantTokenKeysData>> => {
@@ -487,7 +489,10 @@ export const listWebhooksOptions = (options?: Options<ListWebhooksData>) => quer
  * Events whose action matches one of `events` (an action such as `member.added`, a
  * category such as `tenant.*`, or `*`) are POSTed to `url` following the Standard Webhooks
  * specification, signed with the returned `secret` (`whsec_…`, shown only in this
- * answer). Only `http` and `https` URLs without credentials; redirects are not followed.
+ * answer; stored encrypted with SERVICE_KEY_ENCRYPTION_SECRET when it is set, and refused
+ * with **503** `Service unavailable` by an instance without it while the database holds
+ * encrypted secrets). Only `http` and `https` URLs without credentials; redirects are not
+ * followed.
  *
  * **Network rule**: a URL whose host is, or resolves to, a loopback, private, link-local
  * (cloud metadata such as 169.254.169.254), unspecified, multicast or reserved address
@@ -788,7 +793,9 @@ export const decideTenantAccessOptions = (options?: Options<DecideTenantAccessDa
  * from the tenant keeps a token already issued until its `exp`. This service refuses
  * its own tenant tokens as bearer tokens (401). Its own rate-limit counter,
  * `tenant-token`: 120 requests per minute per caller (a client fetches a new token
- * when the previous one is about to expire).
+ * when the previous one is about to expire). **503** `Service unavailable` when this
+ * instance cannot sign: its signing key does not decrypt, or it runs without
+ * SERVICE_KEY_ENCRYPTION_SECRET while the key set holds encrypted keys.
  *
  */
 export const issueTenantTokenMutation = (options?: Partial<Options<IssueTenantTokenData>>): UseMutationOptions<IssueTenantTokenResponse, IssueTenantTokenError, Options<IssueTenantTokenData>> => {

@@ -20,13 +20,14 @@ import type { Database } from '../db/tenant-scope';
 import type { EventOrigin } from '../domain/events';
 import {
   ensureTenantTokenKey,
-  KeyDecryptionError,
   privateKeyOf,
   readTenantTokenKeys,
   rotateTenantTokenKeys,
   type RotationResult,
   type TenantTokenKeyRow,
 } from '../domain/tenant-token-keys';
+import { SecretDecryptionError } from '../domain/key-encryption';
+import { downgradeRefusal } from '../domain/secrets-at-rest';
 import { ApiError } from '../errors';
 
 /** Default delay between publishing a key and signing with it. */
@@ -48,6 +49,8 @@ interface KeySetState {
   /** Database clock minus this process's clock, in ms, measured at load. */
   readonly clockOffsetMs: number;
   readonly loadedAt: number;
+  /** No signing key exists and none was made: a plain one would sit beside encrypted secrets. */
+  readonly refusedPlainKey: boolean;
 }
 
 /** The tenant-token key set of one instance: a cache of the shared set in PostgreSQL. */
@@ -76,13 +79,18 @@ export class TenantTokenKeys {
     return state.rows.filter((r) => r.published_until === null || r.published_until.getTime() > now).map((r) => ({ ...r.public_jwk }));
   }
 
-  /** The key that signs now, by the database's clock. */
+  /**
+   * The key that signs now, by the database's clock. Without SERVICE_KEY_ENCRYPTION_SECRET, a key
+   * set holding encrypted keys signs nothing (docs/security.md#secrets-at-rest): 503.
+   */
   async signingKey(): Promise<{ kid: string; privateKey: crypto.KeyObject }> {
     let state = await this.current();
+    this.refuseDowngrade(state);
     let row = signerAt(state);
     if (!row) {
       // Only a set that changed under us (a key deleted by hand): read it again, creating one if none.
       state = await this.reload();
+      this.refuseDowngrade(state);
       row = signerAt(state);
       if (!row) throw new ApiError('unavailable', 'No tenant-token signing key is available yet; retry.', {}, { 'Retry-After': '1' });
     }
@@ -91,13 +99,22 @@ export class TenantTokenKeys {
       try {
         privateKey = privateKeyOf(row, this.config.keyEncryptionSecret);
       } catch (err) {
-        if (!(err instanceof KeyDecryptionError)) throw err;
+        if (!(err instanceof SecretDecryptionError)) throw err;
         this.logger.error({ kid: row.kid, reason: err.message }, 'Tenant-token signing key unusable');
         throw new ApiError('unavailable', 'The service cannot use its tenant-token signing key; its operator must check SERVICE_KEY_ENCRYPTION_SECRET.', {}, { 'Retry-After': '60' });
       }
       this.privateKeys.set(row.kid, privateKey);
     }
     return { kid: row.kid, privateKey };
+  }
+
+  /** Throws the 503 refusal when this instance has no secret and the set holds encrypted keys (or refused to create a plain first key). */
+  private refuseDowngrade(state: KeySetState): void {
+    if (this.config.keyEncryptionSecret !== null) return;
+    if (!state.refusedPlainKey && !state.rows.some((r) => r.private_key_encryption !== 'none')) return;
+    const detail = downgradeRefusal('sign tenant tokens');
+    this.logger.error({ reason: detail }, 'Tenant-token signing refused: SERVICE_KEY_ENCRYPTION_SECRET is not set');
+    throw new ApiError('unavailable', detail, {}, { 'Retry-After': '60' });
   }
 
   /** Rotates the shared key set (see the module comment for the timing) and reloads it here. */
@@ -134,11 +151,12 @@ export class TenantTokenKeys {
   private async load(): Promise<KeySetState> {
     const started = Date.now();
     let read = await readTenantTokenKeys(this.db);
+    let refusedPlainKey = false;
     if (!read.rows.some((r) => r.signs_until === null)) {
-      await ensureTenantTokenKey(this.db, this.config.keyEncryptionSecret);
+      refusedPlainKey = !(await ensureTenantTokenKey(this.db, this.config.keyEncryptionSecret));
       read = await readTenantTokenKeys(this.db);
     }
-    const state: KeySetState = { rows: read.rows, clockOffsetMs: read.now.getTime() - started, loadedAt: Date.now() };
+    const state: KeySetState = { rows: read.rows, clockOffsetMs: read.now.getTime() - started, loadedAt: Date.now(), refusedPlainKey };
     for (const kid of this.privateKeys.keys()) if (!read.rows.some((r) => r.kid === kid)) this.privateKeys.delete(kid);
     this.state = state;
     this.nextLoadAt = state.loadedAt + this.refreshMs;

@@ -5,6 +5,7 @@
 import { readTenantFacts } from '../db/queries/setup-status';
 import { withService, type Database } from '../db/tenant-scope';
 import type { AuthProvider, Config } from '../config';
+import { holdsEncryptedSecrets } from './secrets-at-rest';
 
 /** What the recommendations are derived from; gathered by `getSetupStatus`. */
 export interface DeploymentFacts {
@@ -27,6 +28,8 @@ export interface DeploymentFacts {
   pendingApproval: number;
   /** SERVICE_KEY_ENCRYPTION_SECRET is set: tenant-token private keys are encrypted at rest. */
   keyEncryptionSecretSet: boolean;
+  /** The database holds secrets encrypted with SERVICE_KEY_ENCRYPTION_SECRET (so an instance without it refuses to sign). */
+  encryptedSecretsHeld?: boolean;
   /** SERVICE_JWT_TENANT_ID_CLAIM: the provider's tokens carry organization ids. */
   tenantIdClaim?: string | null;
   /** Tenants besides the default that provision from claims without an identity link. */
@@ -89,7 +92,13 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
   } else if (f.rateLimitStore === 'degraded') {
     out.push('SERVICE_REDIS_URL is set but Redis is unreachable: requests pass without rate limits until it is back; check the connection.');
   }
-  if (!f.keyEncryptionSecretSet) {
+  if (!f.keyEncryptionSecretSet && f.encryptedSecretsHeld) {
+    out.push(
+      'SERVICE_KEY_ENCRYPTION_SECRET is not set on this instance, but the database holds tenant-token keys or webhook secrets encrypted with it: ' +
+        'this instance refuses to sign tenant tokens, rotate keys and create webhook endpoints (it never stores a secret in plain text beside encrypted ones), ' +
+        'and cannot sign the deliveries of encrypted webhooks. Set SERVICE_KEY_ENCRYPTION_SECRET to the secret the other instances use.',
+    );
+  } else if (!f.keyEncryptionSecretSet) {
     out.push(
       'The tenant-token signing keys are stored unencrypted in the database, so a database dump alone can sign tenant tokens: ' +
         'set SERVICE_KEY_ENCRYPTION_SECRET (a random string of at least 32 bytes, e.g. `openssl rand -base64 32`), then run `tenantctl keys rotate` to replace the unencrypted key.',
@@ -143,7 +152,11 @@ export interface SetupEnvironment {
 /** Reads the setup status in one read-only transaction: no row is created or changed. */
 export async function getSetupStatus(db: Database, env: SetupEnvironment): Promise<SetupStatusResult> {
   const { config } = env;
-  const facts = await withService(db, (trx) => readTenantFacts(trx, config.defaultTenantSlug), { readOnly: true });
+  const { facts, encryptedSecretsHeld } = await withService(
+    db,
+    async (trx) => ({ facts: await readTenantFacts(trx, config.defaultTenantSlug), encryptedSecretsHeld: config.keyEncryptionSecret === null && (await holdsEncryptedSecrets(trx)) }),
+    { readOnly: true },
+  );
   const hasDefaultTenant = facts.defaultTenant !== null;
   const defaultTenantSlug = facts.defaultTenant?.slug ?? config.defaultTenantSlug;
   const recommendations = setupRecommendations({
@@ -161,6 +174,7 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     otherTenants: facts.otherTenants,
     pendingApproval: facts.pendingApproval,
     keyEncryptionSecretSet: config.keyEncryptionSecret !== null,
+    encryptedSecretsHeld,
     tenantIdClaim: config.jwtTenantIdClaim,
     unlinkedProvisioning: facts.unlinkedProvisioning,
   });

@@ -16,8 +16,9 @@ import {
   type TenantTokenKeyRow,
 } from '../db/queries/tenant-token-keys';
 import { withService, type Database } from '../db/tenant-scope';
-import { decryptPrivateKey, encryptPrivateKey, type EncryptedEnvelope } from './key-encryption';
+import { decryptPrivateKey, encryptPrivateKey, SecretDecryptionError, type EncryptedEnvelope } from './key-encryption';
 import { recordEvent, type EventOrigin } from './events';
+import { holdsEncryptedSecrets, refusePlainSecretDowngrade } from './secrets-at-rest';
 
 export type { TenantTokenKeyRow } from '../db/queries/tenant-token-keys';
 
@@ -47,14 +48,20 @@ function generateKey(secret: string | null): NewTenantTokenKey {
   return { kid, publicJwk, privateKey: { ...encryptPrivateKey(secret, kid, JSON.stringify(jwk)) }, encryption: 'aes-256-gcm' };
 }
 
-/** Creates the first key unless one exists; two instances calling it at once end with one key. */
-export async function ensureTenantTokenKey(db: Database, secret: string | null): Promise<void> {
-  await withService(db, async (trx) => {
-    if (await selectLatestTenantTokenKey(trx)) return;
+/**
+ * Creates the first key unless one exists; two instances calling it at once end with one key.
+ * Returns false, creating nothing, when `secret` is unset and the database holds encrypted
+ * secrets: a plain key is never written beside them (docs/security.md#secrets-at-rest).
+ */
+export async function ensureTenantTokenKey(db: Database, secret: string | null): Promise<boolean> {
+  return withService(db, async (trx) => {
+    if (await selectLatestTenantTokenKey(trx)) return true;
     await lockTenantTokenKeys(trx);
-    if (await selectLatestTenantTokenKey(trx)) return;
+    if (await selectLatestTenantTokenKey(trx)) return true;
+    if (secret === null && (await holdsEncryptedSecrets(trx))) return false;
     // The first key signs at once: no verifier can hold an older copy of an empty key set.
     await insertTenantTokenKey(trx, generateKey(secret), 0);
+    return true;
   });
 }
 
@@ -71,6 +78,7 @@ export async function readTenantTokenKeys(db: Database): Promise<{ rows: TenantT
 export async function rotateTenantTokenKeys(db: Database, origin: EventOrigin, secret: string | null, timing: RotationTiming): Promise<RotationResult> {
   return withService(db, async (trx) => {
     await lockTenantTokenKeys(trx);
+    await refusePlainSecretDowngrade(trx, secret, 'rotate the tenant-token signing keys');
     const latest = await selectLatestTenantTokenKey(trx, true);
     const delay = latest ? timing.publishDelaySeconds : 0;
     const previous = latest ? await retireTenantTokenKey(trx, latest.kid, delay, timing.keepPublishedSeconds) : null;
@@ -99,22 +107,17 @@ export async function rotateTenantTokenKeys(db: Database, origin: EventOrigin, s
   });
 }
 
-/** Thrown when a stored private key cannot be used (encrypted under another secret, or none configured). */
-export class KeyDecryptionError extends Error {
-  override name = 'KeyDecryptionError';
-}
-
 /** The private key of a row, decrypted with `secret` when it is stored encrypted. */
 export function privateKeyOf(row: TenantTokenKeyRow, secret: string | null): crypto.KeyObject {
   let jwk: crypto.JsonWebKey;
   if (row.private_key_encryption === 'none') {
     jwk = row.private_key as crypto.JsonWebKey;
   } else {
-    if (secret === null) throw new KeyDecryptionError(`Tenant-token key ${row.kid} is encrypted but SERVICE_KEY_ENCRYPTION_SECRET is not set.`);
+    if (secret === null) throw new SecretDecryptionError(`Tenant-token key ${row.kid} is encrypted but SERVICE_KEY_ENCRYPTION_SECRET is not set.`);
     try {
       jwk = JSON.parse(decryptPrivateKey(secret, row.kid, row.private_key as unknown as EncryptedEnvelope)) as crypto.JsonWebKey;
     } catch {
-      throw new KeyDecryptionError(`Tenant-token key ${row.kid} does not decrypt with SERVICE_KEY_ENCRYPTION_SECRET (another secret?).`);
+      throw new SecretDecryptionError(`Tenant-token key ${row.kid} does not decrypt with SERVICE_KEY_ENCRYPTION_SECRET (another secret?).`);
     }
   }
   return crypto.createPrivateKey({ key: jwk, format: 'jwk' });

@@ -29,7 +29,9 @@ import {
 import { withService, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { changedFields, EVENT_ACTIONS, recordEvent, type EventOrigin } from './events';
+import { sealWebhookSecret } from './key-encryption';
 import { decodeCursor, encodeCursor } from './pagination';
+import { refusePlainSecretDowngrade } from './secrets-at-rest';
 import { forbiddenHostKind } from './webhook-network';
 
 const notFound = (id: string) => new ApiError('notFound', `No webhook endpoint with id ${id}.`);
@@ -124,14 +126,28 @@ export interface WebhookInput {
   enabled?: boolean;
 }
 
-/** Creates an endpoint; the answer carries its secret, the only time it is shown. */
-export async function createWebhook(db: Database, origin: EventOrigin, input: WebhookInput, policy: WebhookNetworkPolicy): Promise<WebhookView & { secret: string }> {
+/**
+ * Creates an endpoint; the answer carries its secret, the only time it is shown. With
+ * `encryptionSecret` (SERVICE_KEY_ENCRYPTION_SECRET) the stored secret is encrypted; without it
+ * the endpoint is refused where the database already holds encrypted secrets.
+ */
+export async function createWebhook(
+  db: Database,
+  origin: EventOrigin,
+  input: WebhookInput,
+  policy: WebhookNetworkPolicy,
+  encryptionSecret: string | null,
+): Promise<WebhookView & { secret: string }> {
   checkWebhookUrl(input.url);
   const eventTypes = checkEventTypes(input.events);
   const url = await checkWebhookTarget(input.url, policy);
   const secret = newWebhookSecret();
+  // The id is chosen here: an encrypted secret is bound to its row.
+  const id = crypto.randomUUID();
   return withService(db, async (trx) => {
-    const row = await insertWebhookEndpoint(trx, { url, description: input.description ?? null, eventTypes, enabled: input.enabled ?? true, secret });
+    await refusePlainSecretDowngrade(trx, encryptionSecret, 'create a webhook endpoint');
+    const stored = encryptionSecret === null ? secret : sealWebhookSecret(encryptionSecret, id, secret);
+    const row = await insertWebhookEndpoint(trx, { id, url, description: input.description ?? null, eventTypes, enabled: input.enabled ?? true, secret: stored });
     await recordEvent(trx, origin, { action: 'webhook.created', tenantId: null, target: { type: 'webhook', id: row.id }, data: { webhook: webhookData(row) } });
     return { ...toWebhookView(row), secret };
   });

@@ -25,6 +25,7 @@ export const createWebhook = authenticated(async (ctx, input: HandlerInput<Creat
     originOf(ctx),
     { url: b.url, events: b.events, description: b.description, enabled: b.enabled },
     { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks },
+    ctx.config.keyEncryptionSecret,
   );
   ctx.log.info({ webhook_id: created.webhook_id, events: created.events }, 'Webhook endpoint created');
   return { status: 201, body: created };

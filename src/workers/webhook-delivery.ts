@@ -32,6 +32,7 @@ import type { Logger } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { claimDueDelivery, recordDeliveryAttempt, type ClaimedDelivery } from '../db/queries/webhooks';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
+import { openWebhookSecret, SecretDecryptionError } from '../domain/key-encryption';
 import { forbiddenAddressKind, ForbiddenNetworkError, guardedLookup, bareHost } from '../domain/webhook-network';
 import { sweepDeletedEndpointDeliveries } from '../domain/webhooks';
 
@@ -58,6 +59,8 @@ export interface WebhookWorkerOptions {
   allowPrivateNetworks?: boolean;
   /** How often deliveries of deleted endpoints are swept (default 1 min). */
   sweepIntervalMs?: number;
+  /** SERVICE_KEY_ENCRYPTION_SECRET: opens the endpoints' encrypted signing secrets (null: only plain ones can be signed). */
+  encryptionSecret?: string | null;
   /** Called after each recorded attempt (e.g. a metrics counter of deliveries by outcome). */
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
 }
@@ -89,7 +92,8 @@ function failureCategory(err: unknown): { error: string; reason: string } {
 
 /**
  * Sends one delivery; returns the status code (null without an answer), duration and error.
- * Only the status line is waited for: the receiver's body is never read.
+ * Only the status line is waited for: the receiver's body is never read. `d.secret` is the
+ * endpoint's `whsec_…` signing secret itself (decrypted by the caller when stored encrypted).
  */
 export async function sendDelivery(
   d: Pick<ClaimedDelivery, 'event_id' | 'payload' | 'url' | 'secret'>,
@@ -164,6 +168,10 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
   const wakers = new Set<() => void>();
   // Endpoint id → attempts of this instance in flight: a full endpoint is not even a candidate.
   const busy = new Map<string, number>();
+  // Endpoints whose encrypted secret this instance cannot open (no or another secret): left to
+  // instances that can, their deliveries untouched rather than failed.
+  const cannotSign = new Set<string>();
+  const encryptionSecret = opts.encryptionSecret ?? null;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -179,14 +187,24 @@ export function startWebhookWorker(opts: WebhookWorkerOptions): WebhookWorker {
   /** One claim-send-record round; false when nothing was due. */
   const deliverOne = (): Promise<boolean> =>
     withService(opts.db, async (trx: Transaction) => {
-      const skip = [...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+      const skip = [...[...busy].filter(([, n]) => n >= perEndpoint).map(([id]) => id), ...cannotSign];
       const d = await claimDueDelivery(trx, { perEndpoint, skip });
       if (!d) return false;
+      let signingSecret: string;
+      try {
+        // Decrypted only here, for this attempt's signature; never stored or logged.
+        signingSecret = openWebhookSecret(encryptionSecret, d.webhook_id, d.secret);
+      } catch (err) {
+        if (!(err instanceof SecretDecryptionError)) throw err;
+        cannotSign.add(d.webhook_id);
+        log.error({ webhook_id: d.webhook_id, reason: err.message }, 'Webhook signing secret unusable; its deliveries are left to instances with SERVICE_KEY_ENCRYPTION_SECRET');
+        return true;
+      }
       busy.set(d.webhook_id, (busy.get(d.webhook_id) ?? 0) + 1);
       try {
         const attempt = d.attempts + 1;
         const attemptedAt = new Date();
-        const result = await sendDelivery(d, timeoutMs, { allowPrivateNetworks });
+        const result = await sendDelivery({ ...d, secret: signingSecret }, timeoutMs, { allowPrivateNetworks });
         const retryIn = result.ok ? undefined : backoff[attempt - 1];
         const outcome = result.ok ? 'delivered' : retryIn === undefined ? 'failed' : 'retry';
         const nextRetryAt = outcome === 'retry' ? new Date(Date.now() + retryIn!) : null;

@@ -96,3 +96,8 @@ export async function retireTenantTokenKey(trx: Knex.Transaction, kid: string, d
 export async function deleteUnpublishedTenantTokenKeys(trx: Knex.Transaction): Promise<number> {
   return trx('tenant_token_keys').where('published_until', '<=', trx.raw('now()')).delete();
 }
+
+/** True when a key of the set is stored encrypted (the deployment encrypts its secrets at rest). */
+export async function hasEncryptedTenantTokenKeys(trx: Knex.Transaction): Promise<boolean> {
+  return (await trx('tenant_token_keys').whereNot('private_key_encryption', 'none').first('kid')) !== undefined;
+}

@@ -38,14 +38,33 @@ export interface WebhookAttemptRow {
   next_retry_at: Date | null;
 }
 
+/** Inserts an endpoint with its id chosen by the caller (an encrypted secret is bound to it). `secret` is stored as given. */
 export async function insertWebhookEndpoint(
   trx: Knex.Transaction,
-  e: { url: string; description: string | null; eventTypes: string[]; enabled: boolean; secret: string },
+  e: { id: string; url: string; description: string | null; eventTypes: string[]; enabled: boolean; secret: string },
 ): Promise<WebhookEndpointRow> {
   const [row] = (await trx('webhook_endpoints')
-    .insert({ url: e.url, description: e.description, event_types: e.eventTypes, enabled: e.enabled, secret: e.secret })
+    .insert({ id: e.id, url: e.url, description: e.description, event_types: e.eventTypes, enabled: e.enabled, secret: e.secret })
     .returning('*')) as WebhookEndpointRow[];
   return row!;
+}
+
+/** How an encrypted secret starts (src/domain/key-encryption.ts); a plain one starts with `whsec_`. */
+const SEALED = 'enc1.%';
+
+/** True when an endpoint's secret is stored encrypted. */
+export async function hasSealedWebhookSecrets(trx: Knex.Transaction): Promise<boolean> {
+  return (await trx('webhook_endpoints').where('secret', 'like', SEALED).first('id')) !== undefined;
+}
+
+/** Endpoints whose secret is stored in plain text (`whsec_…`), locked until `trx` ends. */
+export async function selectPlainWebhookSecrets(trx: Knex.Transaction): Promise<Array<{ id: string; secret: string }>> {
+  return (await trx('webhook_endpoints').whereNot('secret', 'like', SEALED).select('id', 'secret').forNoKeyUpdate()) as Array<{ id: string; secret: string }>;
+}
+
+/** Replaces an endpoint's stored secret (its encrypted form); `updated_at` is left alone: the endpoint did not change. */
+export async function updateWebhookSecret(trx: Knex.Transaction, id: string, stored: string): Promise<void> {
+  await trx('webhook_endpoints').where({ id }).update({ secret: stored });
 }
 
 /** Every endpoint, oldest first (there are few: they are configured by hand). */
