@@ -88,8 +88,9 @@ export function signLocalToken(keys: LocalKeys, opts: LocalTokenOptions): string
   });
 }
 
+/** Sets a claim where readClaim (src/context/claims.ts) reads it: a namespaced name (`/` or `:`) as one key, else by dot path. */
 function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
-  const parts = dotted.split('.');
+  const parts = /[/:]/.test(dotted) ? [dotted] : dotted.split('.');
   let cur = target;
   for (const p of parts.slice(0, -1)) {
     if (!cur[p] || typeof cur[p] !== 'object') cur[p] = {};

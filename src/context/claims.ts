@@ -64,9 +64,15 @@ export function normalizeClaimValue(value: unknown, depth = 0): string | null {
   return null;
 }
 
-/** Reads a claim by name, or by dot path (`realm_access.roles`) when the name is not a key. */
+/**
+ * Reads a claim by dot path (`realm_access.roles` walks `realm_access` then `roles`): nested
+ * objects only, so a top-level key spelled `realm_access.roles`, which a user-editable attribute
+ * could put in a token, never stands in for it. A namespaced name (a URL or URN, with `/` or `:`,
+ * as Auth0 requires for custom claims) is one top-level key, never walked
+ * (docs/configuration.md#claim-names-and-dot-paths).
+ */
 export function readClaim(claims: Readonly<Record<string, unknown>>, name: string): unknown {
-  if (Object.prototype.hasOwnProperty.call(claims, name)) return claims[name];
+  if (/[/:]/.test(name)) return Object.prototype.hasOwnProperty.call(claims, name) ? claims[name] : undefined;
   let cur: unknown = claims;
   for (const part of name.split('.')) {
     if (!cur || typeof cur !== 'object' || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
