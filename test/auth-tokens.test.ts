@@ -202,12 +202,17 @@ describe('jwks provider (real JWKS over HTTP)', () => {
       const admin = jwks.sign({ sub: unique('a'), realm_access: { roles: ['user', 'platform-admin'] } });
       const user = jwks.sign({ sub: unique('u'), realm_access: { roles: ['user'] }, roles: ['platform-admin'] });
       const single = jwks.sign({ sub: unique('s'), realm_access: { roles: 'platform-admin' } });
+      // A flat claim spelled like the path is not the nested one (docs/configuration.md#claim-names-and-dot-paths).
+      const flat = jwks.sign({ sub: unique('f'), 'realm_access.roles': ['platform-admin'], realm_access: { roles: ['user'] } });
+      const flatOnly = jwks.sign({ sub: unique('f'), 'realm_access.roles': ['platform-admin'] });
       // GET /api/tenant in single-tenant mode shows whether the caller is a member; the admin
       // check is observable on /api/setup/*: 403 Forbidden vs anything else.
       const probe = async (token: string) => (await request(t2.app).get('/api/setup/audit').set('Authorization', `Bearer ${token}`)).status;
       expect(await probe(user)).toBe(403);
       expect(await probe(admin)).not.toBe(403);
       expect(await probe(single)).not.toBe(403);
+      expect(await probe(flat)).toBe(403);
+      expect(await probe(flatOnly)).toBe(403);
     } finally {
       await t2.close();
     }
