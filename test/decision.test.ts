@@ -154,6 +154,13 @@ describe('a member', () => {
     const bad = await request(app.app).get('/api/tenant/decision?role=owner').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug);
     expect(refusal(bad)).toEqual({ status: 403, error: 'Validation error', header: 'Validation error' });
   });
+
+  it("a client's query appended after the gateway's (Envoy's path_prefix) cannot lift the role the gateway requires", async () => {
+    const member = await tenantWithMember('member');
+    const forwarded = '/api/tenant/decision?role=admin&path=/whoami?page=2&role=member';
+    const m = await request(app.app).get(forwarded).set('Authorization', bearer(member.token)).set('X-Tenant', member.tenant.slug);
+    expect(refusal(m).status).toBe(403);
+  });
 });
 
 describe('X-Tenant-Token (SERVICE_DECISION_TENANT_TOKEN)', () => {

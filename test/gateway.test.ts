@@ -73,6 +73,8 @@ interface ProductSeen {
   x_user_id: string | null;
   /** 'present' or null (the product never logs a token). */
   x_tenant_token: string | null;
+  /** Whether the client's Authorization reached the product: 'present' or null. */
+  authorization: string | null;
 }
 
 /** The example product as users run it (`node examples/product/server.js`); its stdout is one JSON line per request. */
@@ -93,6 +95,8 @@ async function startProduct(env: Record<string, string>): Promise<Child & { port
 interface Answer {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** Header names as sent, one entry per header line (lower-cased), to count repeated ones. */
+  names: string[];
   body: string;
 }
 
@@ -102,7 +106,7 @@ function send(port: number, method: string, urlPath: string, headers: Record<str
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, names: res.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()), body: text }));
     });
     req.on('error', reject);
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${urlPath} timed out`)));
@@ -119,7 +123,8 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tenant-service-gateways-'));
 
 beforeAll(async () => {
   if (missing.length) return;
-  service = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  // One proxy in front (the gateway): the client address is the one the gateway saw.
+  service = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_TRUST_PROXY: 'true' });
   serviceServer = http.createServer(service.app);
   await new Promise<void>((r) => serviceServer.listen(0, '127.0.0.1', r));
   servicePort = (serviceServer.address() as AddressInfo).port;
@@ -168,11 +173,12 @@ for (const gateway of GATEWAYS) {
     let product: Awaited<ReturnType<typeof startProduct>>;
     let proxy: Child;
     let port: number;
+    let dir: string;
 
     beforeAll(async () => {
       product = await startProduct({ PRODUCT_AUTH: 'gateway' });
       port = await sparePort();
-      const dir = fs.mkdtempSync(path.join(tmp, 'gw-'));
+      dir = fs.mkdtempSync(path.join(tmp, 'gw-'));
       proxy = gateway.start({ service: servicePort, product: product.port, gateway: port }, dir);
       await waitForPort(port, gateway.name, proxy.proc, proxy.output);
     }, 60_000);
@@ -194,7 +200,7 @@ for (const gateway of GATEWAYS) {
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', userId: user.id, subject: user.subject, via: 'gateway' });
-      expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null }]);
+      expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null, authorization: null }]);
 
       // A write with a body: the body reaches the product, never the decision.
       const created = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' }, JSON.stringify({ name: 'Apollo' }));
@@ -233,6 +239,41 @@ for (const gateway of GATEWAYS) {
       expect(seenSince(mark)).toEqual([]);
     });
 
+    it("the decision gets a fixed URI: a product URL's ?role=admin never changes a member's decision", async () => {
+      const { tenant, token } = await tenantWithMember('member');
+      for (const query of ['?role=admin', '?page=2&role=admin', '?role=admin&role=member']) {
+        const r = await send(port, 'GET', `/whoami${query}`, { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug });
+        expect({ query, status: r.status }).toEqual({ query, status: 200 });
+      }
+    });
+
+    it('a refusal reaches the client as the decision answered it: its JSON Error body with the detail, one WWW-Authenticate, one X-Tenant-Error', async () => {
+      const { tenant } = await tenantWithMember('member');
+      const cases: Array<[Record<string, string>, number, string]> = [
+        [{ Authorization: 'Bearer not-a-token', 'X-Tenant': tenant.slug }, 401, 'Unauthorized'],
+        [{ Authorization: `Bearer ${tokenFor({ sub: unique('stranger') })}`, 'X-Tenant': tenant.slug }, 403, 'Access denied'],
+      ];
+      for (const [headers, status, error] of cases) {
+        const r = await send(port, 'GET', '/whoami', headers);
+        expect({ status: r.status, type: r.headers['content-type'] }).toEqual({ status, type: expect.stringMatching(/^application\/json/) });
+        const body = JSON.parse(r.body) as { error: string; detail: string };
+        expect(body.error).toBe(error);
+        expect(body.detail.length).toBeGreaterThan(10);
+        expect(r.names.filter((n) => n === 'x-tenant-error')).toHaveLength(1);
+        expect(r.names.filter((n) => n === 'www-authenticate')).toHaveLength(status === 401 ? 1 : 0);
+      }
+    });
+
+    it("the client's own X-Forwarded-For never becomes its address at the service", async () => {
+      const { tenant, token } = await tenantWithMember('member');
+      const mark = service.logs.length;
+      await send(port, 'GET', '/whoami', { Authorization: 'Bearer not-a-token', 'X-Tenant': tenant.slug, 'X-Forwarded-For': '198.51.100.77' });
+      await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'X-Forwarded-For': '198.51.100.78' });
+      const lines = service.logs.slice(mark).filter((l) => l.msg === 'request completed' && l.path === '/api/tenant/decision');
+      expect(lines.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(lines.map((l) => l.ip))).toEqual(new Set(['127.0.0.1']));
+    });
+
     it('a member removed from the tenant is refused on the next request', async () => {
       const { tenant, user, token } = await tenantWithMember('member');
       const headers = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
@@ -251,6 +292,16 @@ for (const gateway of GATEWAYS) {
       expect(r.status).toBe(200);
       const row = await ownerConnection()('users').where({ tenant_id: tenant.id, subject: sub }).first('id');
       expect(JSON.parse(r.body)).toMatchObject({ tenantId: tenant.id, userId: row.id, role: 'member', subject: sub });
+    });
+
+    (gateway.name.startsWith('nginx') ? it : it.skip)('nginx keeps its pid, logs and temp files under its prefix, not the system nginx\'s', async () => {
+      const { tenant, token } = await tenantWithMember('member');
+      expect((await send(port, 'GET', '/whoami?from=prefix-test', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug })).status).toBe(200);
+      const pid = Number(fs.readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim());
+      expect(pid).toBe(proxy.proc.pid);
+      expect(fs.existsSync(path.join(dir, 'nginx-error.log'))).toBe(true);
+      expect(fs.readFileSync(path.join(dir, 'nginx-access.log'), 'utf8')).toContain('/whoami?from=prefix-test');
+      for (const temp of ['temp-client-body', 'temp-proxy']) expect(fs.statSync(path.join(dir, temp)).isDirectory()).toBe(true);
     });
 
     it('a subject that is not plain ASCII arrives percent-encoded and decodes to the token sub', async () => {
@@ -409,12 +460,13 @@ describe("the example product verifies tenant-service's own tenant tokens (PRODU
 describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12)', () => {
   const DECISION_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-User-Id', 'X-User-Subject', 'X-Tenant-Token'];
 
-  it('traefik.yml drops every client copy of the decision headers before forwardAuth copies them', () => {
+  it("traefik.yml drops every client copy of the decision headers before forwardAuth copies them, and the client's Authorization after it", () => {
     const doc = yaml.load(fs.readFileSync(path.join(ROOT, 'examples', 'traefik.yml'), 'utf8')) as {
       http: { routers: { product: { middlewares: string[] } }; middlewares: Record<string, { headers?: { customRequestHeaders: Record<string, string> }; forwardAuth?: { address: string; authResponseHeaders: string[] } }> };
     };
     const { middlewares } = doc.http;
-    expect(doc.http.routers.product.middlewares).toEqual(['strip-tenant-headers', 'tenant-decision']);
+    expect(doc.http.routers.product.middlewares).toEqual(['strip-tenant-headers', 'tenant-decision', 'strip-authorization']);
+    expect(middlewares['strip-authorization']!.headers!.customRequestHeaders).toEqual({ Authorization: '' });
     for (const h of [...DECISION_HEADERS, 'X-Tenant-Error']) expect(middlewares['strip-tenant-headers']!.headers!.customRequestHeaders[h]).toBe('');
     expect(middlewares['tenant-decision']!.forwardAuth!.address).toMatch(/\/api\/tenant\/decision$/);
     expect(middlewares['tenant-decision']!.forwardAuth!.authResponseHeaders).toEqual(DECISION_HEADERS);
@@ -424,7 +476,9 @@ describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12
     const text = fs.readFileSync(path.join(ROOT, 'examples', 'envoy.yaml'), 'utf8');
     yaml.load(text);
     const filters = [...text.matchAll(/- name: (envoy\.filters\.http\.[a-z_]+)/g)].map((m) => m[1]);
-    expect(filters).toEqual(['envoy.filters.http.header_mutation', 'envoy.filters.http.ext_authz', 'envoy.filters.http.router']);
+    expect(filters).toEqual(['envoy.filters.http.header_mutation', 'envoy.filters.http.ext_authz', 'envoy.filters.http.header_mutation', 'envoy.filters.http.router']);
+    // The client's token stops at the gateway: removed after ext_authz has sent it to the decision.
+    expect(text.indexOf('- remove: authorization')).toBeGreaterThan(text.indexOf('envoy.filters.http.ext_authz'));
     for (const h of DECISION_HEADERS) {
       expect(text).toContain(`- remove: ${h.toLowerCase()}`);
       expect(text).toContain(`- exact: ${h.toLowerCase()}`);

@@ -78,7 +78,7 @@ export async function gatewayScenario(ctx: BenchContext) {
     children.push(product);
     await waitForPort(productPort, 'the example product', product);
     const gatewayPort = await sparePort();
-    const nginx = spawn(NGINX, writeNginxConfig(dir, { service: servicePort, product: productPort, gateway: gatewayPort }), { stdio: 'ignore' });
+    const nginx = spawn(NGINX, writeNginxConfig(dir, { service: servicePort, product: productPort, gateway: gatewayPort }, { accessLog: false }), { stdio: 'ignore' });
     children.push(nginx);
     await waitForPort(gatewayPort, 'nginx', nginx);
 

@@ -78,6 +78,8 @@ function createProduct(options) {
       x_tenant_role: req.get('X-Tenant-Role') ?? null,
       x_user_id: req.get('X-User-Id') ?? null,
       x_tenant_token: req.get('X-Tenant-Token') ? 'present' : null,
+      // Behind a gateway the client's token stops there: the example configs drop it.
+      authorization: req.get('Authorization') ? 'present' : null,
     });
     if (verify) {
       const token = tenantTokenOf(req);
