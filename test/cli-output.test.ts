@@ -1,9 +1,13 @@
 /**
- * tenantctl's output rules: colour only on a terminal without NO_COLOR, and tables that stay
- * aligned whether or not they are coloured.
+ * tenantctl's output rules: colour only on a terminal without NO_COLOR, tables that stay
+ * aligned whether or not they are coloured, and a reader that closes the pipe early ending it
+ * quietly.
  */
+import { spawn } from 'node:child_process';
 import { renderTable, styleFor } from '../src/cli/output';
 import { CliError, reportFailure } from '../src/cli/errors';
+import { CLI, ROOT } from './helpers/cli';
+import { buildOnce } from './helpers/server-process';
 
 const tty = { write: () => undefined, isTTY: true };
 const pipe = { write: () => undefined, isTTY: false };
@@ -52,3 +56,16 @@ it('prints errors in red on a terminal, plain with NO_COLOR or on a pipe', () =>
   expect(reportFailure(new Error('boom'), other.out, false)).toBe(2);
   expect(other.text()).toBe('error: boom\n');
 });
+
+it('a closed stdout (`tenantctl --help | head -1`) ends the built CLI quietly: status 141, nothing on stderr', async () => {
+  await buildOnce();
+  for (const args of [['--help'], ['tenant', '--help']]) {
+    const proc = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader goes away before tenantctl writes a byte: its first write meets a closed pipe.
+    proc.stdout.destroy();
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => proc.on('close', (c) => resolve(c)));
+    expect({ args, code, stderr }).toEqual({ args, code: 141, stderr: '' });
+  }
+}, 300_000);

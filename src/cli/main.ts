@@ -6,6 +6,16 @@
 import readline from 'node:readline/promises';
 import { runCli } from './program';
 
+// A reader that stops early (`tenantctl --help | head -1`) closes the pipe: end quietly, with the
+// status of a Unix tool stopped by SIGPIPE (128 + 13), instead of an unhandled EPIPE and its stack.
+const EXIT_CLOSED_PIPE = 141;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT_CLOSED_PIPE);
+    throw err;
+  });
+}
+
 const stdout = { write: (s: string) => void process.stdout.write(s), isTTY: Boolean(process.stdout.isTTY) };
 const stderr = { write: (s: string) => void process.stderr.write(s), isTTY: Boolean(process.stderr.isTTY) };
 
