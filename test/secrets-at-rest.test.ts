@@ -181,5 +181,6 @@ describe('an instance without the secret, on a database holding encrypted secret
     } finally {
       await cli.close();
     }
-  });
+    // The first CLI suite of a run builds dist/ (several minutes on a loaded machine).
+  }, 600_000);
 });
