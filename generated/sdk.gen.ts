@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -90,6 +90,51 @@ export const rotateTenantTokenKeys = <ThrowOnError extends boolean = false>(opti
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/setup/tenant-token-keys/rotate',
     ...options
+});
+
+/**
+ * Create a one-time sign-in code for the caller's own token
+ *
+ * Makes a one-time code that `POST /api/console/sessions` exchanges, once, for the very
+ * bearer token of this request: `tenantctl console` mints a token with the local key,
+ * calls this with it, and prints a console link carrying only the code, so a link found
+ * later in browser history signs nobody in. The code is returned only here; the service
+ * keeps its HKDF hash and the token encrypted under a key derived from the code, so the
+ * database alone holds no usable token. The code expires after `expires_in` seconds
+ * (default 300, at most 900), and never after the token itself. Creating a code gives
+ * nothing the caller does not already hold. Records the event `sign_in_link.created`.
+ * Limited to 30 requests per minute per caller.
+ *
+ */
+export const createConsoleCode = <ThrowOnError extends boolean = false>(options?: Options<CreateConsoleCodeData, ThrowOnError>) => (options?.client ?? client).post<CreateConsoleCodeResponses, CreateConsoleCodeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/console/codes',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options?.headers
+    }
+});
+
+/**
+ * Exchange a one-time sign-in code for the console's access token
+ *
+ * The console's half of a `tenantctl console` link: the code from the link's fragment
+ * is exchanged for the access token it was made for, exactly once. The code is the
+ * credential, so no bearer token is needed. Two exchanges of one code at once: one gets
+ * the token, the other the 400 below. A code that was already used, has expired or was
+ * never issued gets the same 400 `Sign-in code not accepted` (its answer never says
+ * whether a code existed). Records the event `sign_in_link.redeemed`. Limited to 10
+ * requests per minute per client address, whatever token the request carries.
+ *
+ */
+export const createConsoleSession = <ThrowOnError extends boolean = false>(options: Options<CreateConsoleSessionData, ThrowOnError>) => (options.client ?? client).post<CreateConsoleSessionResponses, CreateConsoleSessionErrors, ThrowOnError>({
+    url: '/api/console/sessions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

@@ -252,7 +252,7 @@ export type Event = {
      * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
      * webhook.created, webhook.updated, webhook.deleted, board.created,
-     * tenant_token.key_rotated.
+     * tenant_token.key_rotated, sign_in_link.created, sign_in_link.redeemed.
      *
      */
     action: string;
@@ -660,6 +660,44 @@ export type TenantToken = {
     role: MemberRole;
 };
 
+export type CreateConsoleCodeRequest = {
+    /**
+     * Seconds until the code expires (the token's own expiry cuts it shorter).
+     */
+    expires_in?: number;
+};
+
+export type ConsoleCode = {
+    /**
+     * The one-time code (32 random bytes, base64url). Shown only here.
+     */
+    code: string;
+    /**
+     * Seconds until the code expires.
+     */
+    expires_in: number;
+    expires_at: string;
+};
+
+export type CreateConsoleSessionRequest = {
+    /**
+     * The code of the sign-in link's fragment (`#code=…`).
+     */
+    code: string;
+};
+
+export type ConsoleSession = {
+    /**
+     * The bearer token the code was made for.
+     */
+    access_token: string;
+    token_type: 'Bearer';
+    /**
+     * Seconds until the token expires; null when it carries no `exp`.
+     */
+    expires_in: number | null;
+};
+
 export type KeyRotation = {
     /**
      * Key id of the new key (already published).
@@ -950,6 +988,90 @@ export type RotateTenantTokenKeysResponses = {
 };
 
 export type RotateTenantTokenKeysResponse = RotateTenantTokenKeysResponses[keyof RotateTenantTokenKeysResponses];
+
+export type CreateConsoleCodeData = {
+    body?: CreateConsoleCodeRequest;
+    path?: never;
+    query?: never;
+    url: '/api/console/codes';
+};
+
+export type CreateConsoleCodeErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateConsoleCodeError = CreateConsoleCodeErrors[keyof CreateConsoleCodeErrors];
+
+export type CreateConsoleCodeResponses = {
+    /**
+     * The code (shown only here).
+     */
+    201: ConsoleCode;
+};
+
+export type CreateConsoleCodeResponse = CreateConsoleCodeResponses[keyof CreateConsoleCodeResponses];
+
+export type CreateConsoleSessionData = {
+    body: CreateConsoleSessionRequest;
+    path?: never;
+    query?: never;
+    url: '/api/console/sessions';
+};
+
+export type CreateConsoleSessionErrors = {
+    /**
+     * `Sign-in code not accepted` (already used, expired or never issued: one answer
+     * for all three), or `Validation error` (the body is not `{code}` with a code of 43
+     * base64url characters).
+     *
+     */
+    400: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateConsoleSessionError = CreateConsoleSessionErrors[keyof CreateConsoleSessionErrors];
+
+export type CreateConsoleSessionResponses = {
+    /**
+     * The access token the code was made for.
+     */
+    200: ConsoleSession;
+};
+
+export type CreateConsoleSessionResponse = CreateConsoleSessionResponses[keyof CreateConsoleSessionResponses];
 
 export type CreateTenantData = {
     body: CreateTenantRequest;

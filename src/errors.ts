@@ -10,6 +10,7 @@ export const ERROR_KINDS = {
   invalidTenantHeader: { status: 400, error: 'Invalid X-Tenant header format' },
   validation: { status: 400, error: 'Validation error' },
   badRequest: { status: 400, error: 'Bad request' },
+  signInCodeNotAccepted: { status: 400, error: 'Sign-in code not accepted' },
   unauthorized: { status: 401, error: 'Unauthorized' },
   forbidden: { status: 403, error: 'Forbidden' },
   accessDenied: { status: 403, error: 'Access denied' },

@@ -37,11 +37,11 @@ function describeExtensions(doc: Record<string, unknown>): void {
     for (const op of Object.values(item)) {
       if (!op || typeof op !== 'object' || typeof op.operationId !== 'string') continue;
       const access = ACCESS_TEXT[String(op['x-access'])];
-      const limit = op['x-rate-limit'] as { counter?: string; limit?: number; window?: string } | undefined;
+      const limit = op['x-rate-limit'] as { counter?: string; limit?: number; window?: string; per?: string } | undefined;
       const notes = [
         access ? `**Access** (\`x-access: ${String(op['x-access'])}\`): ${access}.` : null,
         limit
-          ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} per caller (per client address without a valid token), counter \`${limit.counter}\`.`
+          ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} ${limit.per === 'address' ? 'per client address' : 'per caller (per client address without a valid token)'}, counter \`${limit.counter}\`.`
           : '**Rate limit**: none.',
       ].filter(Boolean);
       const description = typeof op.description === 'string' ? op.description.trimEnd() : '';

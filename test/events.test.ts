@@ -187,6 +187,20 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const res = await request(t.app).post('/api/setup/tenant-token-keys/rotate').set('Authorization', admin);
     return { res, status: 200, action: 'tenant_token.key_rotated', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant_token_key', id: res.body.kid }, tenantId: null };
   },
+  async createConsoleCode() {
+    const sub = unique('signin');
+    const res = await request(t.app).post('/api/console/codes').set('Authorization', `Bearer ${tokenFor({ sub })}`);
+    const [row] = await ownerConnection()('console_sign_in_codes').where({ subject: sub }).select('id');
+    return { res, status: 201, action: 'sign_in_link.created', actor: { subject: sub, platformAdmin: false }, target: { type: 'sign_in_link', id: (row as { id: string }).id }, tenantId: null };
+  },
+  // The exchange carries no token: its actor is whom the link signs in.
+  async createConsoleSession() {
+    const sub = unique('signin');
+    const made = await request(t.app).post('/api/console/codes').set('Authorization', `Bearer ${tokenFor({ sub, admin: true })}`).expect(201);
+    const [row] = await ownerConnection()('console_sign_in_codes').where({ subject: sub }).select('id');
+    const res = await request(t.app).post('/api/console/sessions').send({ code: made.body.code as string });
+    return { res, status: 200, action: 'sign_in_link.redeemed', actor: { subject: sub, platformAdmin: true }, target: { type: 'sign_in_link', id: (row as { id: string }).id }, tenantId: null };
+  },
   async createWebhook() {
     const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };

@@ -66,6 +66,9 @@ describe('the table', () => {
         ['api', 600, 'minute', 'any other /api endpoint'],
         // docs/gateways.md#what-it-answers: the gateway decision, asked on every product request, any forwarded method.
         ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],
+        // Console sign-in links: making a code (per caller) and exchanging one (per address: the code is the credential).
+        ['console-code', 30, 'minute', 'POST /api/console/codes'],
+        ['console-session', 10, 'minute', 'POST /api/console/sessions'],
       ].sort(),
     );
   });

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, createBoard, createInvitation, createTenant, createWebhook, decideTenantAccess, deleteTenant, deleteWebhook, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getWebhook, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listTenantEvents, listTenants, listWebhookDeliveries, listWebhooks, type Options, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, updateMemberRole, updateTenant, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, createBoard, createConsoleCode, createConsoleSession, createInvitation, createTenant, createWebhook, decideTenantAccess, deleteTenant, deleteWebhook, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getWebhook, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listTenantEvents, listTenants, listWebhookDeliveries, listWebhooks, type Options, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, updateMemberRole, updateTenant, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -172,6 +172,60 @@ export const rotateTenantTokenKeysMutation = (options?: Partial<Options<RotateTe
     const mutationOptions: UseMutationOptions<RotateTenantTokenKeysResponse, RotateTenantTokenKeysError, Options<RotateTenantTokenKeysData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await rotateTenantTokenKeys({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Create a one-time sign-in code for the caller's own token
+ *
+ * Makes a one-time code that `POST /api/console/sessions` exchanges, once, for the very
+ * bearer token of this request: `tenantctl console` mints a token with the local key,
+ * calls this with it, and prints a console link carrying only the code, so a link found
+ * later in browser history signs nobody in. The code is returned only here; the service
+ * keeps its HKDF hash and the token encrypted under a key derived from the code, so the
+ * database alone holds no usable token. The code expires after `expires_in` seconds
+ * (default 300, at most 900), and never after the token itself. Creating a code gives
+ * nothing the caller does not already hold. Records the event `sign_in_link.created`.
+ * Limited to 30 requests per minute per caller.
+ *
+ */
+export const createConsoleCodeMutation = (options?: Partial<Options<CreateConsoleCodeData>>): UseMutationOptions<CreateConsoleCodeResponse, CreateConsoleCodeError, Options<CreateConsoleCodeData>> => {
+    const mutationOptions: UseMutationOptions<CreateConsoleCodeResponse, CreateConsoleCodeError, Options<CreateConsoleCodeData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createConsoleCode({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Exchange a one-time sign-in code for the console's access token
+ *
+ * The console's half of a `tenantctl console` link: the code from the link's fragment
+ * is exchanged for the access token it was made for, exactly once. The code is the
+ * credential, so no bearer token is needed. Two exchanges of one code at once: one gets
+ * the token, the other the 400 below. A code that was already used, has expired or was
+ * never issued gets the same 400 `Sign-in code not accepted` (its answer never says
+ * whether a code existed). Records the event `sign_in_link.redeemed`. Limited to 10
+ * requests per minute per client address, whatever token the request carries.
+ *
+ */
+export const createConsoleSessionMutation = (options?: Partial<Options<CreateConsoleSessionData>>): UseMutationOptions<CreateConsoleSessionResponse, CreateConsoleSessionError, Options<CreateConsoleSessionData>> => {
+    const mutationOptions: UseMutationOptions<CreateConsoleSessionResponse, CreateConsoleSessionError, Options<CreateConsoleSessionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createConsoleSession({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -171,7 +171,7 @@ function presentedToken(req: Request): string | null {
 }
 
 /** `Authorization: Bearer <token>`, case-insensitive scheme; anything else is no token. */
-function bearerToken(req: Request): string | undefined {
+export function bearerToken(req: Pick<Request, 'headers'>): string | undefined {
   const h = req.headers.authorization;
   if (typeof h !== 'string') return undefined;
   const m = /^Bearer[ ]+([A-Za-z0-9\-_.~+/]+=*)\s*$/i.exec(h);

@@ -25,5 +25,7 @@ export const EVENT_ACTIONS = [
   'webhook.deleted',
   'board.created',
   'tenant_token.key_rotated',
+  'sign_in_link.created',
+  'sign_in_link.redeemed',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

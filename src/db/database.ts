@@ -14,6 +14,7 @@ import * as tenantSearchFolded from './migrations/006-tenant-search-folded';
 import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-independent';
 import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
 import * as tenantFacts from './migrations/009-tenant-facts';
+import * as consoleSignInCodes from './migrations/012-console-sign-in-codes';
 import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '007-webhook-outbox-independent': webhookOutboxIndependent,
   '008-tenant-token-keys': tenantTokenKeys,
   '009-tenant-facts': tenantFacts,
+  '012-console-sign-in-codes': consoleSignInCodes,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -13,6 +13,7 @@ import * as boards from './boards';
 import * as events from './events';
 import * as webhooks from './webhooks';
 import * as invitations from './invitations';
+import * as consoleSignIn from './console';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -26,4 +27,5 @@ export const handlers = defineOperationTable({
   ...events,
   ...webhooks,
   ...invitations,
+  ...consoleSignIn,
 });

@@ -13,6 +13,12 @@ import type {
   CreateBoardData,
   CreateBoardErrors,
   CreateBoardResponses,
+  CreateConsoleCodeData,
+  CreateConsoleCodeErrors,
+  CreateConsoleCodeResponses,
+  CreateConsoleSessionData,
+  CreateConsoleSessionErrors,
+  CreateConsoleSessionResponses,
   CreateInvitationData,
   CreateInvitationErrors,
   CreateInvitationResponses,
@@ -129,6 +135,8 @@ export interface OperationTypes {
   addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantPlatformAdmin' };
   auditTenants: { data: AuditTenantsData; responses: AuditTenantsResponses; errors: AuditTenantsErrors; access: 'platformAdmin' };
   createBoard: { data: CreateBoardData; responses: CreateBoardResponses; errors: CreateBoardErrors; access: 'tenantMember' };
+  createConsoleCode: { data: CreateConsoleCodeData; responses: CreateConsoleCodeResponses; errors: CreateConsoleCodeErrors; access: 'caller' };
+  createConsoleSession: { data: CreateConsoleSessionData; responses: CreateConsoleSessionResponses; errors: CreateConsoleSessionErrors; access: 'public' };
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };

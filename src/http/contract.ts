@@ -14,6 +14,12 @@ export interface RateLimitCounter {
   readonly counter: string;
   readonly limit: number;
   readonly window: 'minute' | 'hour';
+  /**
+   * `caller` (default): per verified caller, per client address without one. `address`: per
+   * client address always, for operations whose body is the credential (a caller's own token
+   * must not buy a guesser a fresh count).
+   */
+  readonly per: 'caller' | 'address';
 }
 
 export interface ContractOperation {
@@ -56,7 +62,8 @@ function readRateLimit(where: string, raw: unknown): RateLimitCounter {
   if (!r || typeof r.counter !== 'string' || !Number.isInteger(r.limit) || (r.limit as number) < 1 || (r.window !== 'minute' && r.window !== 'hour')) {
     throw new Error(`openapi.yaml: ${where} needs x-rate-limit {counter, limit, window: minute|hour}`);
   }
-  return Object.freeze({ counter: r.counter, limit: r.limit as number, window: r.window });
+  if (r.per !== undefined && r.per !== 'caller' && r.per !== 'address') throw new Error(`openapi.yaml: ${where} x-rate-limit per must be caller or address`);
+  return Object.freeze({ counter: r.counter, limit: r.limit as number, window: r.window, per: r.per ?? 'caller' });
 }
 
 function readForwardedMethods(where: string, raw: unknown, takesBody: boolean): readonly string[] {
@@ -83,7 +90,7 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
       if (isApiPath(path)) {
         rateLimit = readRateLimit(where, op['x-rate-limit']);
         const seen = counters.get(rateLimit.counter);
-        if (seen && (seen.limit !== rateLimit.limit || seen.window !== rateLimit.window)) {
+        if (seen && (seen.limit !== rateLimit.limit || seen.window !== rateLimit.window || seen.per !== rateLimit.per)) {
           throw new Error(`openapi.yaml: counter '${rateLimit.counter}' has two limits (${where})`);
         }
         counters.set(rateLimit.counter, rateLimit);

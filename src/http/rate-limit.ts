@@ -37,6 +37,8 @@ export interface RateLimitRule {
   readonly name: string;
   readonly limit: number;
   readonly window: 'minute' | 'hour';
+  /** Whom it counts: the verified caller (else the address), or always the client address. */
+  readonly per: 'caller' | 'address';
   /** What the 429's detail says the counter covers, e.g. `GET /api/setup/*`. */
   readonly scope: string;
 }
@@ -48,7 +50,7 @@ export interface RateLimitRule {
 export function rulesFromContract(operations: readonly ContractOperation[] = readContractOperations()): ReadonlyMap<string, RateLimitRule> {
   const rules = new Map<string, RateLimitRule>();
   for (const [name, { rule, operations: ops }] of rateLimitCounters(operations)) {
-    rules.set(name, Object.freeze({ name, limit: rule.limit, window: rule.window, scope: describeScope(name, ops) }));
+    rules.set(name, Object.freeze({ name, limit: rule.limit, window: rule.window, per: rule.per, scope: describeScope(name, ops) }));
   }
   return rules;
 }
@@ -99,10 +101,10 @@ const HEALTH_PING_INTERVAL_MS = 2_000;
 const ERROR_LOG_INTERVAL_MS = 60_000;
 const RECONNECT_MAX_DELAY_MS = 3_000;
 
-/** The counter key: the verified caller (issuer + subject), else the client address. */
-function keyFor(req: Request): string {
+/** The counter key: the verified caller (issuer + subject), else (or for `per: address` counters) the client address. */
+function keyFor(req: Request, per: RateLimitRule['per'] = 'caller'): string {
   const state = stateOf(req);
-  if (state.caller) return `caller:${JSON.stringify([state.caller.issuer, state.caller.subject])}`;
+  if (state.caller && per === 'caller') return `caller:${JSON.stringify([state.caller.issuer, state.caller.subject])}`;
   // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
   const ip = state.clientIp(req);
   return ip ? `ip:${ipKeyGenerator(ip)}` : 'ip:unknown';
@@ -382,7 +384,7 @@ export async function createRateLimiter(
         identifier: rule.name,
         standardHeaders: 'draft-8',
         legacyHeaders: true,
-        keyGenerator: keyFor,
+        keyGenerator: (req: Request) => keyFor(req, rule.per),
         store: backend.makeStore(rule),
         passOnStoreError: true,
         logger: limiterLogger,
@@ -391,7 +393,7 @@ export async function createRateLimiter(
         handler: (req: Request, res: Response, next: NextFunction) => {
           const info = (req as AugmentedRequest).rateLimit;
           const retryAfter = Number(res.getHeader('Retry-After') ?? Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
-          const per = stateOf(req).caller ? 'per caller' : 'per client address';
+          const per = stateOf(req).caller && rule.per === 'caller' ? 'per caller' : 'per client address';
           next(
             new ApiError(
               'rateLimited',

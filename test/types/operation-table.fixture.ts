@@ -14,9 +14,10 @@ import * as decision from '../../src/handlers/decision';
 import * as events from '../../src/handlers/events';
 import * as webhooks from '../../src/handlers/webhooks';
 import * as invitations from '../../src/handlers/invitations';
+import * as consoleSignIn from '../../src/handlers/console';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks };
+const complete = { ...health, ...setup, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);
