@@ -7,7 +7,7 @@
  * SERVICE_FRONTEND_BASE_URL (this harness), an invitation's link is the console's own accept page.
  */
 import { closeOwnerConnection, createTenant, createUser, tenantWithMember, tokenFor, unique } from './factories';
-import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';
+import { browserIt, checkPage, openConsole, signInLink, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';
 
 const browserTest = browserIt('console-shell.test.ts');
 let h: ConsoleHarness;
@@ -56,7 +56,8 @@ browserTest(
     const { page } = tab;
     await page.getByRole('cell', { name: first.tenant.slug, exact: true }).waitFor();
     // Same document, new fragment: no page load, so the console must notice the hashchange.
-    await page.evaluate(`window.location.hash = ${JSON.stringify(`token=${second}`)}`);
+    const pasted = new URL(await signInLink(h.base, second));
+    await page.evaluate(`window.location.hash = ${JSON.stringify(pasted.hash)}`);
     await page.getByText(`Signed in as ${sub}@example.test`).waitFor();
     await page.getByRole('cell', { name: tenantB.slug, exact: true }).waitFor();
     expect(await page.getByRole('cell', { name: first.tenant.slug, exact: true }).count()).toBe(0);
@@ -115,10 +116,12 @@ browserTest(
     await page.getByRole('status').getByText('Your sign-in has expired. Sign in again.').waitFor();
     expect(await page.evaluate('sessionStorage.getItem("tenant-service.console.token")')).toBeNull();
 
-    // A token the service does not accept (its signature altered): the first 401 signs out.
+    // A token the service does not accept (its signature altered; no link can carry one, but a
+    // tab's stored token can stop being accepted): the first 401 signs out.
     const valid = tokenFor({ sub: user.subject, email: user.email });
     const forged = `${valid.slice(0, -6)}${valid.slice(-6) === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA'}`;
-    await page.goto(`${h.base}/console/#token=${forged}`);
+    await page.evaluate(`sessionStorage.setItem("tenant-service.console.token", ${JSON.stringify(forged)})`);
+    await page.goto(`${h.base}/console/`);
     await page.getByRole('heading', { name: 'Sign in', level: 1 }).waitFor();
     await page.getByRole('status').getByText('Your sign-in has expired or was not accepted. Sign in again.').waitFor();
     expect(await page.evaluate('sessionStorage.getItem("tenant-service.console.token")')).toBeNull();

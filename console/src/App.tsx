@@ -149,7 +149,7 @@ function Content() {
   }, [page]);
   if (!found) return <NotFound />;
   const { route, params } = found;
-  if (route.access !== 'public' && !s.token) return <SignIn />;
+  if (route.access !== 'public' && !s.token) return s.signingIn ? <Loading what="your sign-in" /> : <SignIn />;
   const why = refusal(route, s);
   if (why === undefined) return <Loading what={route.title.toLowerCase()} />;
   if (why !== null) return <Refusal title={route.title} reason={why} />;

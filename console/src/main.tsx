@@ -4,11 +4,13 @@ import { createRoot } from 'react-dom/client';
 import { isApiProblem } from './api';
 import { App } from './App';
 import { RouterProvider } from './router';
-import { adoptFragmentToken, adoptTenantQuery, SessionProvider } from './session';
+import { adoptTenantQuery, SessionProvider, setNotice } from './session';
+import { adoptSignInLink } from './sign-in-link';
 import './styles.css';
 
-// Before anything renders: a `tenantctl console` link's token leaves the address bar at once.
-adoptFragmentToken();
+// Before anything renders: a `tenantctl console` link's code leaves the address bar at once.
+const link = adoptSignInLink();
+if (link.notice !== null) setNotice(link.notice);
 adoptTenantQuery();
 
 const queryClient = new QueryClient({

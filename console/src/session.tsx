@@ -2,10 +2,10 @@
  * Who is signed in and which tenant the console works on.
  *
  * The bearer token lives in this tab's sessionStorage (never localStorage, never a cookie): a
- * reload keeps it, closing the tab or signing out forgets it. It arrives either from the sign-in
- * link of `tenantctl console` (in the URL fragment, which no server or log sees) or from the
- * OpenID provider's PKCE flow (console/src/oidc.ts). The current tenant's slug is kept beside it and sent
- * as `X-Tenant` on the tenant-scoped calls.
+ * reload keeps it, closing the tab or signing out forgets it. It arrives either by exchanging the
+ * one-time code of a `tenantctl console` link (console/src/sign-in-link.ts) or from the OpenID
+ * provider's PKCE flow (console/src/oidc.ts). The current tenant's slug is kept beside it and sent as `X-Tenant` on
+ * the tenant-scoped calls.
  *
  * What the person may do is never guessed from the token's claims: platform admin is "the
  * service answered GET /api/setup/status", tenant admin is the role /api/tenants/mine reports.
@@ -16,6 +16,7 @@ import { getSetupStatusOptions, listMyTenantsOptions } from '@generated/@tanstac
 import type { MyTenant } from '@generated/types.gen';
 import { configureApi, type ApiProblem } from './api';
 import { oidcAvailable, oidcSignOut, watchOidcRenewal } from './oidc';
+import { useSignInLinkExchange } from './sign-in-link';
 
 const TOKEN_KEY = 'tenant-service.console.token';
 const TENANT_KEY = 'tenant-service.console.tenant';
@@ -49,35 +50,6 @@ export function decodeIdentity(token: string): Identity | null {
   } catch {
     return null;
   }
-}
-
-/**
- * Takes a token from the URL fragment (`#token=…`, the `tenantctl console` link) into
- * sessionStorage and removes it from the address bar and the history entry at once.
- * A `#tenant=<slug>` beside it selects that tenant.
- */
-export function adoptFragmentToken(): boolean {
-  const hash = window.location.hash.startsWith('#') ? window.location.hash.slice(1) : '';
-  if (!hash) return false;
-  const params = new URLSearchParams(hash);
-  const token = params.get('token');
-  if (token === null) return false;
-  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
-  const identity = decodeIdentity(token);
-  if (identity?.expiresAt !== undefined && identity.expiresAt !== null && identity.expiresAt * 1000 <= Date.now()) {
-    sessionStorage.removeItem(TOKEN_KEY);
-    sessionStorage.setItem(NOTICE_KEY, 'This sign-in link has expired (a link from tenantctl console lasts 15 minutes unless its --ttl says otherwise). Print a new one and open it.');
-    return false;
-  }
-  if (identity) {
-    sessionStorage.setItem(TOKEN_KEY, token);
-    const tenant = params.get('tenant');
-    if (tenant && SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
-    else sessionStorage.removeItem(TENANT_KEY);
-    return true;
-  }
-  sessionStorage.setItem(NOTICE_KEY, 'The sign-in link is not complete: copy the whole link that tenantctl console printed.');
-  return false;
 }
 
 /**
@@ -119,6 +91,8 @@ export function setNotice(message: string): void {
 
 export interface Session {
   token: string | null;
+  /** True while a sign-in link's code is being exchanged. */
+  signingIn: boolean;
   identity: Identity | null;
   /** Slug of the tenant the console works on (sent as X-Tenant), or null before one is chosen. */
   tenantSlug: string | null;
@@ -171,24 +145,30 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   });
 
   // Another tab signing in or out does not touch this tab (sessionStorage is per tab), but the
-  // OpenID sign-in stores a token in this tab and tells us, and a sign-in link pasted into this
-  // tab's address bar changes only the fragment (no page load).
+  // OpenID sign-in stores a token in this tab and tells us.
   useEffect(() => {
     const onToken = () => {
       queryClient.clear();
       setToken(sessionStorage.getItem(TOKEN_KEY));
       setTenantSlug(sessionStorage.getItem(TENANT_KEY));
     };
-    const onHash = () => {
-      if (adoptFragmentToken()) onToken();
-    };
     window.addEventListener('tenant-service:token', onToken);
-    window.addEventListener('hashchange', onHash);
-    return () => {
-      window.removeEventListener('tenant-service:token', onToken);
-      window.removeEventListener('hashchange', onHash);
-    };
+    return () => window.removeEventListener('tenant-service:token', onToken);
   }, [queryClient]);
+
+  // A `tenantctl console` link: its code, exchanged once, replaces whoever is signed in here; a
+  // code the service refuses signs this tab out, and the sign-in page says why.
+  const signingIn = useSignInLinkExchange(
+    (linkToken, tenant) => {
+      queryClient.clear();
+      storeToken(linkToken);
+      if (tenant) sessionStorage.setItem(TENANT_KEY, tenant);
+      else sessionStorage.removeItem(TENANT_KEY);
+      setToken(linkToken);
+      setTenantSlug(tenant);
+    },
+    (notice) => signOut(notice),
+  );
 
   const identity = useMemo(() => (token ? decodeIdentity(token) : null), [token]);
 
@@ -236,6 +216,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const currentTenant = myTenants.find((t) => t.slug === tenantSlug) ?? null;
   const value: Session = {
     token,
+    signingIn,
     identity,
     tenantSlug,
     myTenants,

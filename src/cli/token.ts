@@ -47,10 +47,9 @@ export function mintLocalToken(g: GlobalOptions, opts: MintOptions): string {
   });
 }
 
-/** The options naming who a minted token is for, shared by `token` and `console`. */
-export function addIdentityOptions(cmd: Command): Command {
-  return cmd
-    .requiredOption('--sub <subject>', 'subject (sub claim)')
+/** The options naming who a minted token is for, shared by `token` and `console` (whose --sub has a default with --admin). */
+export function addIdentityOptions(cmd: Command, sub: 'required' | 'optional' = 'required'): Command {
+  return (sub === 'required' ? cmd.requiredOption('--sub <subject>', 'subject (sub claim)') : cmd.option('--sub <subject>', 'subject (sub claim; default console-admin with --admin)'))
     .option('--email <email>', 'email claim (marked verified)')
     .option('--name <name>', 'name claim');
 }
@@ -93,13 +92,13 @@ function parseClaim(v: string, previous: Record<string, unknown>): Record<string
 }
 
 /** A commander parser of a lifetime: seconds, or a number with s, m, h or d, from 1 s to `max` seconds. */
-export function ttlParser(max: number, maxLabel: string): (v: string) => number {
+export function ttlParser(max: number, maxLabel: string, flag = '--ttl'): (v: string) => number {
   return (v) => {
     const m = /^(\d+)([smhd]?)$/.exec(v.trim());
     const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86_400 } as const;
     const seconds = m ? Number(m[1]) * unit[m[2] as keyof typeof unit] : NaN;
     if (!Number.isFinite(seconds) || seconds < 1 || seconds > max) {
-      throw new InvalidArgumentError(`--ttl must be a positive duration such as 900, 15m or 1h, at most ${maxLabel}.`);
+      throw new InvalidArgumentError(`${flag} must be a positive duration such as 900, 15m or 1h, at most ${maxLabel}.`);
     }
     return seconds;
   };

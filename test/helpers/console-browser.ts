@@ -1,8 +1,8 @@
 /**
  * The console in a real browser: Debian's chromium driven by playwright-core, against the real
  * app listening on a spare port. Each person gets their own browser context (their own
- * sessionStorage), signs in with a `tenantctl console`-style link (the token in the URL
- * fragment), and every page they see is checked by axe-core and photographed into
+ * sessionStorage), signs in with a `tenantctl console`-style link (a one-time code in the URL
+ * fragment, made from their token by the service), and every page they see is checked by axe-core and photographed into
  * test-output/console/.
  *
  * Suites skip only when /usr/bin/chromium is absent; .ci/run installs it, so CI always runs them.
@@ -98,9 +98,25 @@ export interface ConsoleTab {
 }
 
 /**
+ * A sign-in link for `token`, as `tenantctl console` makes one: the service's one-time code for
+ * the token (POST /api/console/codes with it as the bearer) in the fragment of `/console<path>`.
+ */
+export async function signInLink(base: string, token: string, opts: { path?: string; tenant?: string; expiresIn?: number } = {}): Promise<string> {
+  const res = await fetch(`${base}/api/console/codes`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(opts.expiresIn ? { expires_in: opts.expiresIn } : {}),
+  });
+  if (res.status !== 201) throw new Error(`POST /api/console/codes answered ${res.status}: ${await res.text()}`);
+  const made = (await res.json()) as { code: string; expires_at: string };
+  const fragment = new URLSearchParams({ code: made.code, expires: String(Math.floor(Date.parse(made.expires_at) / 1000)), ...(opts.tenant ? { tenant: opts.tenant } : {}) });
+  return `${base}/console${opts.path ?? '/'}#${fragment.toString()}`;
+}
+
+/**
  * A fresh browser context (its own sessionStorage) on `path` of the console. With `token`, the
- * person arrives through a sign-in link: `/console<path>#token=…[&tenant=…]`. `allowOrigins`
- * lets the tab reach other local servers (an OpenID provider).
+ * person arrives through a sign-in link (`signInLink`). `allowOrigins` lets the tab reach other
+ * local servers (an OpenID provider).
  */
 export async function openConsole(
   h: Pick<ConsoleHarness, 'base' | 'browser'>,
@@ -125,8 +141,7 @@ export async function openConsole(
     problems.push(`request outside the allowed origins: ${url}`);
     return route.abort('blockedbyclient');
   });
-  const fragment = opts.token ? `#${new URLSearchParams({ token: opts.token, ...(opts.tenant ? { tenant: opts.tenant } : {}) }).toString()}` : '';
-  await page.goto(`${h.base}/console${opts.path ?? '/'}${fragment}`);
+  await page.goto(opts.token ? await signInLink(h.base, opts.token, { path: opts.path, tenant: opts.tenant }) : `${h.base}/console${opts.path ?? '/'}`);
   return { context, page, problems, close: () => context.close() };
 }
 

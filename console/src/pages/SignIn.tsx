@@ -57,11 +57,12 @@ export default function SignIn() {
           <h2 id="signin-local">With a sign-in link from tenantctl</h2>
           <p>This instance signs its own tokens (the local provider). On the machine that runs it, print a sign-in link and open it:</p>
           <pre>
-            <code>npx tenantctl console --sub you@example.com --admin</code>
+            <code>npx tenantctl console --admin</code>
           </pre>
           <p>
-            Leave out <code>--admin</code> to sign in as a regular user; add <code>--tenant SLUG</code> to open one tenant. The link signs you in for 15
-            minutes, in the tab you open it in: closing that tab or signing out forgets the sign-in.
+            To sign in as a regular user, name them instead: <code>--sub you@example.com</code>; add <code>--tenant SLUG</code> to open one tenant. Open
+            the link within 5 minutes: it works once, and signs you in for 15 minutes in the tab you open it in. Closing that tab or signing out forgets
+            the sign-in.
           </p>
         </section>
       ) : null}
