@@ -6,6 +6,7 @@
  */
 import crypto from 'node:crypto';
 import request from 'supertest';
+import { purgeExpired } from '../src/db/queries/retention';
 import { withService } from '../src/db/tenant-scope';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from './factories';
@@ -112,6 +113,19 @@ describe('POST /api/console/codes and /api/console/sessions', () => {
     expect(await codeRows(sub)).toHaveLength(1);
     await makeCode(tokenFor({ sub: unique('other') }));
     expect(await codeRows(sub)).toEqual([]);
+  });
+
+  it('the retention purge deletes codes that expired unused', async () => {
+    const sub = unique('unused');
+    const made = await makeCode(tokenFor({ sub, ttlSeconds: 900 }), { expires_in: 1 });
+    const live = unique('live');
+    await makeCode(tokenFor({ sub: live, ttlSeconds: 900 }));
+    await withService(t.db, async (trx) => trx.raw('select pg_sleep(greatest(0, extract(epoch from (?::timestamptz - now())) + 0.05))', [made.expires_at]));
+    expect(await codeRows(sub)).toHaveLength(1);
+    const result = await purgeExpired(ownerConnection(), { retentionDays: 365 });
+    expect(result).toMatchObject({ ran: true, signInCodes: expect.any(Number) });
+    expect(await codeRows(sub)).toEqual([]);
+    expect(await codeRows(live)).toHaveLength(1);
   });
 
   it('a code never outlives its token', async () => {

@@ -1,9 +1,9 @@
 /**
  * The daily retention purge (docs/events.md#events-and-webhooks): events older than
- * SERVICE_EVENT_RETENTION_DAYS and finished webhook deliveries. Every instance schedules it; an
- * advisory lock lets one run at a time. It needs a connection as the OWNER of the events table (the
- * runtime role can never delete an event): the caller passes a function opening one, used once per
- * run.
+ * SERVICE_EVENT_RETENTION_DAYS, finished webhook deliveries and expired console sign-in codes.
+ * Every instance schedules it; an advisory lock lets one run at a time. It needs a connection as
+ * the OWNER of the events table (the runtime role can never delete an event): the caller passes a
+ * function opening one, used once per run.
  */
 import type { Logger } from 'pino';
 import { purgeExpired } from '../db/queries/retention';
@@ -29,7 +29,7 @@ export async function runRetentionPurge(opts: Pick<RetentionOptions, 'openOwner'
   const owner = opts.openOwner();
   try {
     const r = await purgeExpired(owner, { retentionDays: opts.retentionDays });
-    if (r.ran) opts.logger.info({ events: r.events, deliveries: r.deliveries, retention_days: opts.retentionDays }, 'Retention purge finished');
+    if (r.ran) opts.logger.info({ events: r.events, deliveries: r.deliveries, sign_in_codes: r.signInCodes, retention_days: opts.retentionDays }, 'Retention purge finished');
   } catch (err) {
     opts.logger.error({ err }, 'Retention purge failed; next try at the next interval');
   } finally {

@@ -1,5 +1,6 @@
 /**
- * The retention purge: events older than the retention period, and finished outbox rows. It
+ * The retention purge: events older than the retention period, finished outbox rows, and
+ * console sign-in codes that expired unused (docs/console.md). It
  * runs as the table OWNER (the runtime role may never delete an event): the append-only trigger
  * lets the owner delete only rows older than `app.event_retention_cutoff`, which it sets here.
  */
@@ -11,6 +12,8 @@ const BATCH = 5_000;
 export interface PurgeResult {
   events: number;
   deliveries: number;
+  /** Console sign-in codes that expired unused. */
+  signInCodes: number;
   /** False when another instance held the purge lock (it purges; this one did nothing). */
   ran: boolean;
 }
@@ -18,14 +21,14 @@ export interface PurgeResult {
 /**
  * Deletes, in batches of 5 000 rows per transaction, events older than `retentionDays`,
  * delivered outbox rows finished more than `deliveredKeepHours` ago, and failed ones older than
- * `retentionDays`. `owner` must connect as the owner of the events table.
+ * `retentionDays`; then expired console sign-in codes. `owner` must connect as the owner of the events table.
  */
 export async function purgeExpired(owner: Knex, opts: { retentionDays: number; deliveredKeepHours?: number }): Promise<PurgeResult> {
   const keepHours = opts.deliveredKeepHours ?? 24;
   return owner.transaction(async (lockTrx) => {
     // A transaction-level advisory lock held while the batches run on other connections.
     const got = await lockTrx.raw<{ rows: Array<{ ok: boolean }> }>('select pg_try_advisory_xact_lock(?) as ok', [PURGE_LOCK]);
-    if (!got.rows[0]!.ok) return { events: 0, deliveries: 0, ran: false };
+    if (!got.rows[0]!.ok) return { events: 0, deliveries: 0, signInCodes: 0, ran: false };
     const cutoffRow = await lockTrx.raw<{ rows: Array<{ cutoff: string }> }>(
       `select to_char((now() - make_interval(days => ?)) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cutoff`,
       [opts.retentionDays],
@@ -57,6 +60,8 @@ export async function purgeExpired(owner: Knex, opts: { retentionDays: number; d
       deliveries += r.rowCount;
       if (r.rowCount < BATCH) break;
     }
-    return { events, deliveries, ran: true };
+    // Making a code also deletes expired ones; this catches those left when none is made.
+    const codes = await owner.raw<{ rowCount: number }>('delete from console_sign_in_codes where expires_at <= now()');
+    return { events, deliveries, signInCodes: codes.rowCount, ran: true };
   });
 }
