@@ -5,7 +5,7 @@
  * A platform admin may add a user directly on Members.
  */
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from './factories';
-import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';
+import { browserIt, checkPage, openConsole, signInLink, startConsoleHarness, type ConsoleHarness } from './helpers/console-browser';
 
 const browserTest = browserIt('console-tenant.test.ts');
 let h: ConsoleHarness;
@@ -100,7 +100,7 @@ browserTest(
     // new page load (a change of the fragment alone would not load the page), opens it.
     const acceptUrl = page.url();
     await page.goto('about:blank');
-    await page.goto(`${acceptUrl}#${new URLSearchParams({ token: tokenFor({ sub: unique('late'), email }) }).toString()}`);
+    await page.goto(await signInLink(h.base, tokenFor({ sub: unique('late'), email }), { path: acceptUrl.slice(`${h.base}/console`.length) }));
     await page.getByRole('heading', { name: 'Accept an invitation', level: 1 }).waitFor();
     expect(new URL(page.url()).hash).toBe('');
     await page.getByRole('button', { name: 'Accept invitation' }).press('Enter');

@@ -184,6 +184,11 @@ describe('the generated client drives every operation', () => {
     expect(sent.data!.deliveries).toEqual([]);
     await call('deleteWebhook', 204, sdk.deleteWebhook({ client, headers: admin, path: { webhook_id: hookId } }));
 
+    // console sign-in: a code for the member's own token, exchanged once (no bearer token)
+    const code = await call('createConsoleCode', 201, sdk.createConsoleCode({ client, headers: { Authorization: member.Authorization }, body: { expires_in: 60 } }));
+    const session = await call('createConsoleSession', 200, sdk.createConsoleSession({ client, body: { code: code.data!.code } }));
+    expect(session.data!.access_token).toBe(token);
+
     // every operation of the contract was driven successfully
     expect([...exercised].sort()).toEqual(Object.keys(handlers).sort());
   });

@@ -133,6 +133,11 @@ describe('A. requests of every kind', () => {
     tokensSent.push(tenantToken);
     expect((await a.get('/api/tenant').set(auth(tenantToken)).set('X-Tenant', tenant.slug)).status).toBe(401);
     expect((await a.post('/api/setup/tenant-token-keys/rotate').set(auth(admin))).status).toBe(200);
+    // A console sign-in code (a secret like a token), exchanged, then refused.
+    const signIn = (await a.post('/api/console/codes').set(auth(member))).body.code as string;
+    tokensSent.push(signIn);
+    expect((await a.post('/api/console/sessions').send({ code: signIn })).status).toBe(200);
+    expect((await a.post('/api/console/sessions').send({ code: signIn })).status).toBe(400);
     // Body errors: wrong content type (415), too large (413), bad JSON (400); a wrong method (405).
     expect((await a.post('/api/boards').set(auth(claimed)).set('Content-Type', 'text/plain').send('x')).status).toBe(415);
     expect((await a.post('/api/boards').set(auth(claimed)).set('Content-Type', 'application/json').send(`{"name":"${'x'.repeat(1_100_000)}"}`)).status).toBe(413);
