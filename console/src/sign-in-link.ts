@@ -5,7 +5,7 @@
  * The fragment leaves the address bar before anything renders, and the code is exchanged once
  * for the session's token through the generated mutation of `POST /api/console/sessions`. The
  * browser's history may keep the link as it was opened: it holds a spent code, never a token
- * (docs/console.md, "Signing in").
+ * (docs/console.md#the-local-provider-tenantctl-console).
  *
  * The service answers a used, expired and unknown code alike (it never says whether a code
  * existed); the link's own `expires` tells the person which of "expired" and "already used" it is.

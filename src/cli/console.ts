@@ -5,7 +5,7 @@
  * service (`POST /api/console/codes`, with that token as the bearer) for a one-time code. The
  * link carries only the code, in its fragment (`#code=…`), which browsers never send to a
  * server: the console exchanges it once for the token, so the link, once used or expired, signs
- * nobody in, even from browser history (docs/console.md, "Signing in").
+ * nobody in, even from browser history (docs/console.md#the-local-provider-tenantctl-console).
  *
  * Only the link goes to stdout (`open "$(tenantctl console --admin)"`); what it signs in as, and
  * until when, goes to stderr.

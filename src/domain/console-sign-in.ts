@@ -1,5 +1,5 @@
 /**
- * One-time codes of console sign-in links (docs/console.md, "Signing in").
+ * One-time codes of console sign-in links (docs/console.md#the-local-provider-tenantctl-console).
  *
  * `tenantctl console` mints a token and hands it to `createSignInCode` (as the bearer of
  * `POST /api/console/codes`); the link it prints carries only the code. The console exchanges

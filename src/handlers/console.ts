@@ -1,5 +1,5 @@
 /**
- * Tag `console`: the one-time codes of console sign-in links (docs/console.md, "Signing in").
+ * Tag `console`: the one-time codes of console sign-in links (docs/console.md#the-local-provider-tenantctl-console).
  */
 import type {
   CreateConsoleCodeData,

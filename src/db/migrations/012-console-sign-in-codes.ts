@@ -1,5 +1,5 @@
 /**
- * One-time codes of console sign-in links (`tenantctl console`, docs/console.md "Signing in").
+ * One-time codes of console sign-in links (`tenantctl console`, docs/console.md#the-local-provider-tenantctl-console).
  *
  * - `code_hash` is HKDF-SHA256 of the code: the code itself is never stored, and a row cannot be
  *   found without it.

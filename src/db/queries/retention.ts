@@ -1,6 +1,6 @@
 /**
  * The retention purge: events older than the retention period, finished outbox rows, and
- * console sign-in codes that expired unused (docs/console.md). It
+ * console sign-in codes that expired unused (docs/console.md#the-local-provider-tenantctl-console). It
  * runs as the table OWNER (the runtime role may never delete an event): the append-only trigger
  * lets the owner delete only rows older than `app.event_retention_cutoff`, which it sets here.
  */
