@@ -107,8 +107,9 @@ browserTest(
   'a sign-in that expires while the console is open, or that the service refuses, ends on the sign-in page with the reason',
   async () => {
     const { user } = await tenantWithMember('member');
-    // Expires a few seconds after it is opened: the console signs out at expiry by itself.
-    const short = tokenFor({ sub: user.subject, email: user.email, ttlSeconds: 4 });
+    // Expires seconds after it is opened (time enough for its link's code to be made on a busy
+    // machine): the console signs out at expiry by itself.
+    const short = tokenFor({ sub: user.subject, email: user.email, ttlSeconds: 12 });
     const tab = await openConsole(h, { token: short });
     const { page } = tab;
     await page.getByRole('heading', { name: 'Your tenants', level: 1 }).waitFor();

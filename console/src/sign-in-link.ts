@@ -54,10 +54,9 @@ export function adoptSignInLink(): { found: boolean; notice: string | null } {
   return { found: true, notice: null };
 }
 
-function takePending(): SignInLink | null {
-  const p = pending;
-  pending = null;
-  return p;
+/** The link adopted and not yet exchanged (read, not taken: React may call an initializer twice). */
+function pendingLink(): SignInLink | null {
+  return pending;
 }
 
 /** What the sign-in page says when the service did not accept a link's code. */
@@ -73,7 +72,7 @@ export function refusalMessage(error: unknown, link: SignInLink, nowMs = Date.no
  * reports the token or why there is none. True while an exchange is under way.
  */
 export function useSignInLinkExchange(onSignedIn: (token: string, tenant: string | null) => void, onRefused: (notice: string) => void): boolean {
-  const [link, setLink] = useState<SignInLink | null>(takePending);
+  const [link, setLink] = useState<SignInLink | null>(pendingLink);
   const started = useRef<string | null>(null);
   const exchange = useMutation(createConsoleSessionMutation());
   const callbacks = useRef({ onSignedIn, onRefused });
@@ -84,7 +83,7 @@ export function useSignInLinkExchange(onSignedIn: (token: string, tenant: string
     const onHash = () => {
       const { found, notice } = adoptSignInLink();
       if (notice !== null) callbacks.current.onRefused(notice);
-      else if (found) setLink(takePending());
+      else if (found) setLink(pendingLink());
     };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
@@ -95,6 +94,7 @@ export function useSignInLinkExchange(onSignedIn: (token: string, tenant: string
     // Once per code, even when React runs this effect twice.
     if (!link || started.current === link.code) return;
     started.current = link.code;
+    pending = null;
     mutate(
       { body: { code: link.code } },
       {
