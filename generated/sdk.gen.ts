@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -233,6 +233,122 @@ export const getTenantDeletionPreview = <ThrowOnError extends boolean = false>(o
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/setup/tenant/{tenant_id}/deletion-preview',
     ...options
+});
+
+/**
+ * Suspend a tenant
+ *
+ * Every tenant-scoped request to the tenant — the decision, tenant tokens, boards, members,
+ * invitations and their accept, leaving it — is refused with 403 `Tenant suspended` until it
+ * is reactivated; its data is kept, and platform admins still read, update, export and
+ * delete it here. The `reason` (1–500 characters) is for operators: callers never see it.
+ * Only an active tenant can be suspended (409 otherwise); the default tenant cannot be in
+ * single-tenant mode (400). Event `tenant.suspended`.
+ *
+ */
+export const suspendTenant = <ThrowOnError extends boolean = false>(options: Options<SuspendTenantData, ThrowOnError>) => (options.client ?? client).post<SuspendTenantResponses, SuspendTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/suspend',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Reactivate a suspended tenant
+ *
+ * The tenant becomes `active` again and its requests are admitted; `suspended_at` and
+ * `suspension_reason` are cleared. Only a suspended tenant (409 otherwise; a tenant pending
+ * deletion: cancel the deletion first). Event `tenant.reactivated`.
+ *
+ */
+export const reactivateTenant = <ThrowOnError extends boolean = false>(options: Options<ReactivateTenantData, ThrowOnError>) => (options.client ?? client).post<ReactivateTenantResponses, ReactivateTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/reactivate',
+    ...options
+});
+
+/**
+ * Cancel a scheduled deletion
+ *
+ * The tenant gets back the status it had before the deletion was scheduled (`active`,
+ * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
+ * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
+ * per hour). Event `tenant.deletion_cancelled`.
+ *
+ */
+export const cancelTenantDeletion = <ThrowOnError extends boolean = false>(options: Options<CancelTenantDeletionData, ThrowOnError>) => (options.client ?? client).delete<CancelTenantDeletionResponses, CancelTenantDeletionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/scheduled-deletion',
+    ...options
+});
+
+/**
+ * Schedule a tenant's deletion
+ *
+ * The tenant becomes `pending_deletion` with `delete_after` = now + `grace_days` (1–90,
+ * default 30) and is refused like a suspended tenant (403 `Tenant suspended`). After
+ * `delete_after` one instance deletes it within a minute, exactly as `DELETE
+ * /api/setup/tenant/{tenant_id}` does (event `tenant.deleted`, actor `scheduled-deletion`).
+ * Already scheduled: 409 (cancel first to change the date). The default tenant cannot be
+ * in single-tenant mode (400). Event `tenant.deletion_scheduled`.
+ *
+ */
+export const scheduleTenantDeletion = <ThrowOnError extends boolean = false>(options: Options<ScheduleTenantDeletionData, ThrowOnError>) => (options.client ?? client).post<ScheduleTenantDeletionResponses, ScheduleTenantDeletionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/scheduled-deletion',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Export a tenant
+ *
+ * Every row the tenant owns, as newline-delimited JSON streamed from one consistent
+ * snapshot (whatever the tenant's status). The first line is the manifest
+ * `{"type":"manifest","format":"tenant-service.export/1","tenant_id","slug","schema_version","exported_at","tables"}`;
+ * then one `{"type":"row","table":"<database table>","row":{…}}` per row, parents before
+ * children (the `tenants` row first); the last line is `{"type":"end","counts":{table: n},
+ * "sha256":"<hex of every byte before this line>"}`. No secret leaves: invitations carry no
+ * token hash, and signing keys and webhook secrets are the deployment's, not the tenant's.
+ * A file without its `end` line was cut short (an error after the first byte can only
+ * close the stream). Event `tenant.exported`, recorded before the snapshot (so the file
+ * holds it). Limited to 10 per hour per caller. See docs/operations.md, "Moving a tenant".
+ *
+ */
+export const exportTenant = <ThrowOnError extends boolean = false>(options: Options<ExportTenantData, ThrowOnError>) => (options.client ?? client).get<ExportTenantResponses, ExportTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/export',
+    ...options
+});
+
+/**
+ * Import a tenant
+ *
+ * Recreates a tenant from an export (`GET /api/setup/tenant/{tenant_id}/export`) with the
+ * same ids, in one transaction, on this or another deployment of the same schema version.
+ * The body is streamed, `Content-Type: application/x-ndjson`, at most
+ * SERVICE_IMPORT_MAX_BYTES (default 1 GiB; 413 beyond). The tenant id or slug (or one of
+ * its identity links) already present → 409. A line that is not JSON or not of the
+ * format, a row of another tenant or of an unknown table, counts or a SHA-256 that do not
+ * match the file, a missing `end` line, an unknown format or schema version → 400 naming
+ * the line; nothing is written. Pending invitations arrive without a usable token (it never
+ * leaves the old deployment): resend them. Event `tenant.imported`.
+ *
+ */
+export const importTenant = <ThrowOnError extends boolean = false>(options: Options<ImportTenantData, ThrowOnError>) => (options.client ?? client).post<ImportTenantResponses, ImportTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenants/import',
+    ...options,
+    headers: {
+        'Content-Type': 'application/x-ndjson',
+        ...options.headers
+    }
 });
 
 /**
@@ -647,8 +763,10 @@ export const resendInvitation = <ThrowOnError extends boolean = false>(options: 
  * revoked token → 404 `Invitation not found`, also when the inviter is no longer an admin
  * of the tenant (the invitation was revoked when they were demoted, removed or left);
  * expired → 410 `Invitation expired`; the caller already a
- * member of the tenant → 409 `Conflict`. On success the caller becomes a member with the
- * invited role and can use the tenant with `X-Tenant: <slug>`.
+ * member of the tenant → 409 `Conflict`; the tenant suspended or scheduled for deletion →
+ * 403 `Tenant suspended` (awaiting approval → 403 `Tenant pending approval`). On success
+ * the caller becomes a member with the invited role and can use the tenant with
+ * `X-Tenant: <slug>`.
  *
  */
 export const acceptInvitation = <ThrowOnError extends boolean = false>(options: Options<AcceptInvitationData, ThrowOnError>) => (options.client ?? client).post<AcceptInvitationResponses, AcceptInvitationErrors, ThrowOnError>({

@@ -29,7 +29,18 @@ export type Error = {
 
 export type Slug = string;
 
-export type TenantStatus = 'active' | 'pending_approval';
+/**
+ * `active`; `pending_approval` (self-registered, awaiting a platform admin); `suspended`
+ * and `pending_deletion` (refused with 403 `Tenant suspended`; see the suspend and
+ * scheduled-deletion operations).
+ *
+ */
+export type TenantStatus = 'active' | 'pending_approval' | 'suspended' | 'pending_deletion';
+
+/**
+ * What an update may set; suspension and deletion have operations of their own.
+ */
+export type TenantStatusUpdate = 'active' | 'pending_approval';
 
 /**
  * Free-form tenant configuration.
@@ -98,8 +109,45 @@ export type Tenant = {
      * The tenant's identity links, on platform admins' tenant reads and `GET /api/tenant`; absent when it has none.
      */
     identity_links?: Array<IdentityLink>;
+    /**
+     * When it was suspended; on platform admins' tenant reads, null unless suspended (or pending deletion after a suspension).
+     */
+    suspended_at?: string | null;
+    /**
+     * The operator's reason, on platform admins' tenant reads only; null unless suspended (or pending deletion after a suspension).
+     */
+    suspension_reason?: string | null;
+    /**
+     * When a scheduled deletion runs, on platform admins' tenant reads; null unless `pending_deletion`.
+     */
+    delete_after?: string | null;
     created_at: string;
     updated_at: string;
+};
+
+export type SuspendTenantRequest = {
+    /**
+     * Why the tenant is suspended; shown to platform admins only.
+     */
+    reason: string;
+};
+
+export type ScheduleTenantDeletionRequest = {
+    /**
+     * Days until the deletion.
+     */
+    grace_days?: number;
+};
+
+export type TenantImport = {
+    tenant_id: string;
+    slug: Slug;
+    /**
+     * Rows imported per table.
+     */
+    counts: {
+        [key: string]: number;
+    };
 };
 
 export type TenantList = {
@@ -135,7 +183,7 @@ export type UpdateTenantRequest = {
     name?: string;
     slug?: Slug;
     settings?: TenantSettings;
-    status?: TenantStatus;
+    status?: TenantStatusUpdate;
     membership_policy?: MembershipPolicyInput;
     /**
      * Replaces the tenant's identity links (`[]` removes them all); a pair linked to another tenant is a 409.
@@ -1436,6 +1484,371 @@ export type GetTenantDeletionPreviewResponses = {
 
 export type GetTenantDeletionPreviewResponse = GetTenantDeletionPreviewResponses[keyof GetTenantDeletionPreviewResponses];
 
+export type SuspendTenantData = {
+    body: SuspendTenantRequest;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/suspend';
+};
+
+export type SuspendTenantErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type SuspendTenantError = SuspendTenantErrors[keyof SuspendTenantErrors];
+
+export type SuspendTenantResponses = {
+    /**
+     * The tenant, now `suspended`.
+     */
+    200: Tenant;
+};
+
+export type SuspendTenantResponse = SuspendTenantResponses[keyof SuspendTenantResponses];
+
+export type ReactivateTenantData = {
+    body?: never;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/reactivate';
+};
+
+export type ReactivateTenantErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ReactivateTenantError = ReactivateTenantErrors[keyof ReactivateTenantErrors];
+
+export type ReactivateTenantResponses = {
+    /**
+     * The tenant, now `active`.
+     */
+    200: Tenant;
+};
+
+export type ReactivateTenantResponse = ReactivateTenantResponses[keyof ReactivateTenantResponses];
+
+export type CancelTenantDeletionData = {
+    body?: never;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/scheduled-deletion';
+};
+
+export type CancelTenantDeletionErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CancelTenantDeletionError = CancelTenantDeletionErrors[keyof CancelTenantDeletionErrors];
+
+export type CancelTenantDeletionResponses = {
+    /**
+     * The tenant with its status restored.
+     */
+    200: Tenant;
+};
+
+export type CancelTenantDeletionResponse = CancelTenantDeletionResponses[keyof CancelTenantDeletionResponses];
+
+export type ScheduleTenantDeletionData = {
+    body?: ScheduleTenantDeletionRequest;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/scheduled-deletion';
+};
+
+export type ScheduleTenantDeletionErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ScheduleTenantDeletionError = ScheduleTenantDeletionErrors[keyof ScheduleTenantDeletionErrors];
+
+export type ScheduleTenantDeletionResponses = {
+    /**
+     * The tenant, now `pending_deletion`, with `delete_after`.
+     */
+    200: Tenant;
+};
+
+export type ScheduleTenantDeletionResponse = ScheduleTenantDeletionResponses[keyof ScheduleTenantDeletionResponses];
+
+export type ExportTenantData = {
+    body?: never;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/export';
+};
+
+export type ExportTenantErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ExportTenantError = ExportTenantErrors[keyof ExportTenantErrors];
+
+export type ExportTenantResponses = {
+    /**
+     * Newline-delimited JSON (manifest, rows, end).
+     */
+    200: string;
+};
+
+export type ExportTenantResponse = ExportTenantResponses[keyof ExportTenantResponses];
+
+export type ImportTenantData = {
+    /**
+     * An export file, as `GET /api/setup/tenant/{tenant_id}/export` wrote it.
+     */
+    body: string;
+    path?: never;
+    query?: never;
+    url: '/api/setup/tenants/import';
+};
+
+export type ImportTenantErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ImportTenantError = ImportTenantErrors[keyof ImportTenantErrors];
+
+export type ImportTenantResponses = {
+    /**
+     * The tenant was imported.
+     */
+    201: TenantImport;
+};
+
+export type ImportTenantResponse = ImportTenantResponses[keyof ImportTenantResponses];
+
 export type AuditTenantsData = {
     body?: never;
     path?: never;
@@ -2075,7 +2488,8 @@ export type GetCurrentTenantErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2204,7 +2618,8 @@ export type IssueTenantTokenErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2272,7 +2687,8 @@ export type ListMembersErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2334,7 +2750,8 @@ export type AddMemberErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2410,7 +2827,8 @@ export type RemoveMemberErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2478,7 +2896,8 @@ export type UpdateMemberRoleErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2552,7 +2971,8 @@ export type LeaveTenantErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2625,7 +3045,8 @@ export type ListInvitationsErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2687,7 +3108,8 @@ export type CreateInvitationErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2763,7 +3185,8 @@ export type RevokeInvitationErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2831,7 +3254,8 @@ export type ResendInvitationErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2889,7 +3313,8 @@ export type AcceptInvitationErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -2989,7 +3414,8 @@ export type ListTenantEventsErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -3057,7 +3483,8 @@ export type ListBoardsErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -3119,7 +3546,8 @@ export type CreateBoardErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;
@@ -3191,7 +3619,8 @@ export type GetBoardErrors = {
     401: Error;
     /**
      * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
-     * header's differ), `Tenant pending approval`, or `Forbidden` (a tenant admin is needed).
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
      *
      */
     403: Error;

@@ -62,6 +62,8 @@ export interface Config {
   readonly graphqlPath: string;
   /** SERVICE_EVENT_RETENTION_DAYS: how long audit-log events are kept (daily purge). */
   readonly eventRetentionDays: number;
+  /** SERVICE_IMPORT_MAX_BYTES: the largest tenant import body accepted (413 beyond). */
+  readonly importMaxBytes: number;
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
   /** SERVICE_DECISION_TENANT_TOKEN: the gateway decision also hands the product a tenant token (X-Tenant-Token). */
@@ -274,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const eventRetentionDays = int('SERVICE_EVENT_RETENTION_DAYS', 1, 36_500) ?? 365;
+  const importMaxBytes = int('SERVICE_IMPORT_MAX_BYTES', 1, Number.MAX_SAFE_INTEGER) ?? 1_073_741_824;
   const webhookAllowPrivateNetworks = bool('SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS', false);
   const decisionTenantToken = bool('SERVICE_DECISION_TENANT_TOKEN', false);
   // Top-level keys, case-sensitive as settings keys are; `none` copies no value at all.
@@ -372,6 +375,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     graphqlPath,
     eventRetentionDays,
+    importMaxBytes,
     webhookAllowPrivateNetworks,
     decisionTenantToken,
     eventSettingsKeys: Object.freeze(eventSettingsKeys),

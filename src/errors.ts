@@ -18,6 +18,7 @@ export const ERROR_KINDS = {
   domainNotAllowed: { status: 403, error: 'Domain not allowed' },
   tenantLimitReached: { status: 403, error: 'Tenant limit reached' },
   tenantPending: { status: 403, error: 'Tenant pending approval' },
+  tenantSuspended: { status: 403, error: 'Tenant suspended' },
   tenantNotFound: { status: 404, error: 'Tenant not found' },
   notFound: { status: 404, error: 'Not found' },
   invitationNotFound: { status: 404, error: 'Invitation not found' },

@@ -15,6 +15,7 @@ import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } f
 import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
+import { startScheduledDeletionWorker } from './workers/scheduled-deletion';
 import { DEFAULT_CONCURRENCY, startWebhookWorker } from './workers/webhook-delivery';
 
 const DRAIN_TIMEOUT_MS = 25_000;
@@ -104,6 +105,8 @@ async function serve(config: Config, logger: Logger, server: http.Server, db: Da
     onAttempt: (outcome) => services.metrics?.webhookDelivery?.(outcome),
   });
   const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });
+  // Scheduled tenant deletions run on the request pool: a deletion's batches are short transactions.
+  const scheduledDeletions = startScheduledDeletionWorker({ db, multiTenantMode: config.multiTenantMode, logger });
   const addr = server.address() as AddressInfo;
   logger.info(
     { host: addr.address, port: addr.port, auth_provider: config.authProvider, multi_tenant_mode: config.multiTenantMode },
@@ -130,6 +133,7 @@ async function serve(config: Config, logger: Logger, server: http.Server, db: Da
       }),
       webhookWorker.stop(),
       retention.stop(),
+      scheduledDeletions.stop(),
     ]);
     clearTimeout(force);
     await closeServices(services);

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, createBoard, createConsoleCode, createConsoleSession, createInvitation, createTenant, createWebhook, decideTenantAccess, deleteTenant, deleteWebhook, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getWebhook, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listTenantEvents, listTenants, listWebhookDeliveries, listWebhooks, type Options, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, updateMemberRole, updateTenant, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createTenant, createWebhook, decideTenantAccess, deleteTenant, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listTenantEvents, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updateTenant, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -437,6 +437,159 @@ export const getTenantDeletionPreviewOptions = (options: Options<GetTenantDeleti
     },
     queryKey: getTenantDeletionPreviewQueryKey(options)
 });
+
+/**
+ * Suspend a tenant
+ *
+ * Every tenant-scoped request to the tenant — the decision, tenant tokens, boards, members,
+ * invitations and their accept, leaving it — is refused with 403 `Tenant suspended` until it
+ * is reactivated; its data is kept, and platform admins still read, update, export and
+ * delete it here. The `reason` (1–500 characters) is for operators: callers never see it.
+ * Only an active tenant can be suspended (409 otherwise); the default tenant cannot be in
+ * single-tenant mode (400). Event `tenant.suspended`.
+ *
+ */
+export const suspendTenantMutation = (options?: Partial<Options<SuspendTenantData>>): UseMutationOptions<SuspendTenantResponse, SuspendTenantError, Options<SuspendTenantData>> => {
+    const mutationOptions: UseMutationOptions<SuspendTenantResponse, SuspendTenantError, Options<SuspendTenantData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await suspendTenant({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Reactivate a suspended tenant
+ *
+ * The tenant becomes `active` again and its requests are admitted; `suspended_at` and
+ * `suspension_reason` are cleared. Only a suspended tenant (409 otherwise; a tenant pending
+ * deletion: cancel the deletion first). Event `tenant.reactivated`.
+ *
+ */
+export const reactivateTenantMutation = (options?: Partial<Options<ReactivateTenantData>>): UseMutationOptions<ReactivateTenantResponse, ReactivateTenantError, Options<ReactivateTenantData>> => {
+    const mutationOptions: UseMutationOptions<ReactivateTenantResponse, ReactivateTenantError, Options<ReactivateTenantData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await reactivateTenant({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Cancel a scheduled deletion
+ *
+ * The tenant gets back the status it had before the deletion was scheduled (`active`,
+ * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
+ * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
+ * per hour). Event `tenant.deletion_cancelled`.
+ *
+ */
+export const cancelTenantDeletionMutation = (options?: Partial<Options<CancelTenantDeletionData>>): UseMutationOptions<CancelTenantDeletionResponse, CancelTenantDeletionError, Options<CancelTenantDeletionData>> => {
+    const mutationOptions: UseMutationOptions<CancelTenantDeletionResponse, CancelTenantDeletionError, Options<CancelTenantDeletionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await cancelTenantDeletion({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Schedule a tenant's deletion
+ *
+ * The tenant becomes `pending_deletion` with `delete_after` = now + `grace_days` (1–90,
+ * default 30) and is refused like a suspended tenant (403 `Tenant suspended`). After
+ * `delete_after` one instance deletes it within a minute, exactly as `DELETE
+ * /api/setup/tenant/{tenant_id}` does (event `tenant.deleted`, actor `scheduled-deletion`).
+ * Already scheduled: 409 (cancel first to change the date). The default tenant cannot be
+ * in single-tenant mode (400). Event `tenant.deletion_scheduled`.
+ *
+ */
+export const scheduleTenantDeletionMutation = (options?: Partial<Options<ScheduleTenantDeletionData>>): UseMutationOptions<ScheduleTenantDeletionResponse, ScheduleTenantDeletionError, Options<ScheduleTenantDeletionData>> => {
+    const mutationOptions: UseMutationOptions<ScheduleTenantDeletionResponse, ScheduleTenantDeletionError, Options<ScheduleTenantDeletionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await scheduleTenantDeletion({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const exportTenantQueryKey = (options: Options<ExportTenantData>) => createQueryKey('exportTenant', options);
+
+/**
+ * Export a tenant
+ *
+ * Every row the tenant owns, as newline-delimited JSON streamed from one consistent
+ * snapshot (whatever the tenant's status). The first line is the manifest
+ * `{"type":"manifest","format":"tenant-service.export/1","tenant_id","slug","schema_version","exported_at","tables"}`;
+ * then one `{"type":"row","table":"<database table>","row":{…}}` per row, parents before
+ * children (the `tenants` row first); the last line is `{"type":"end","counts":{table: n},
+ * "sha256":"<hex of every byte before this line>"}`. No secret leaves: invitations carry no
+ * token hash, and signing keys and webhook secrets are the deployment's, not the tenant's.
+ * A file without its `end` line was cut short (an error after the first byte can only
+ * close the stream). Event `tenant.exported`, recorded before the snapshot (so the file
+ * holds it). Limited to 10 per hour per caller. See docs/operations.md, "Moving a tenant".
+ *
+ */
+export const exportTenantOptions = (options: Options<ExportTenantData>) => queryOptions<ExportTenantResponse, ExportTenantError, ExportTenantResponse, ReturnType<typeof exportTenantQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await exportTenant({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: exportTenantQueryKey(options)
+});
+
+/**
+ * Import a tenant
+ *
+ * Recreates a tenant from an export (`GET /api/setup/tenant/{tenant_id}/export`) with the
+ * same ids, in one transaction, on this or another deployment of the same schema version.
+ * The body is streamed, `Content-Type: application/x-ndjson`, at most
+ * SERVICE_IMPORT_MAX_BYTES (default 1 GiB; 413 beyond). The tenant id or slug (or one of
+ * its identity links) already present → 409. A line that is not JSON or not of the
+ * format, a row of another tenant or of an unknown table, counts or a SHA-256 that do not
+ * match the file, a missing `end` line, an unknown format or schema version → 400 naming
+ * the line; nothing is written. Pending invitations arrive without a usable token (it never
+ * leaves the old deployment): resend them. Event `tenant.imported`.
+ *
+ */
+export const importTenantMutation = (options?: Partial<Options<ImportTenantData>>): UseMutationOptions<ImportTenantResponse, ImportTenantError, Options<ImportTenantData>> => {
+    const mutationOptions: UseMutationOptions<ImportTenantResponse, ImportTenantError, Options<ImportTenantData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await importTenant({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
 
 export const auditTenantsQueryKey = (options?: Options<AuditTenantsData>) => createQueryKey('auditTenants', options);
 
@@ -1146,8 +1299,10 @@ export const resendInvitationMutation = (options?: Partial<Options<ResendInvitat
  * revoked token → 404 `Invitation not found`, also when the inviter is no longer an admin
  * of the tenant (the invitation was revoked when they were demoted, removed or left);
  * expired → 410 `Invitation expired`; the caller already a
- * member of the tenant → 409 `Conflict`. On success the caller becomes a member with the
- * invited role and can use the tenant with `X-Tenant: <slug>`.
+ * member of the tenant → 409 `Conflict`; the tenant suspended or scheduled for deletion →
+ * 403 `Tenant suspended` (awaiting approval → 403 `Tenant pending approval`). On success
+ * the caller becomes a member with the invited role and can use the tenant with
+ * `X-Tenant: <slug>`.
  *
  */
 export const acceptInvitationMutation = (options?: Partial<Options<AcceptInvitationData>>): UseMutationOptions<AcceptInvitationResponse, AcceptInvitationError, Options<AcceptInvitationData>> => {

@@ -3,7 +3,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import * as sdk from '../../generated/sdk.gen';
-import type { AuditReport, AuditViolation, Tenant, TenantSettings, TenantStatus } from '../../generated/types.gen';
+import type { AuditReport, AuditViolation, Tenant, TenantSettings, TenantStatusUpdate } from '../../generated/types.gen';
 import { call, connect, REQUEST_TIMEOUT_MS, type Connection } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError, EXIT_ERROR } from './errors';
@@ -103,7 +103,7 @@ export function registerTenantCommands(program: Command, h: CommandHelpers): voi
           name?: string;
           slug?: string;
           settings?: TenantSettings;
-          status?: TenantStatus;
+          status?: TenantStatusUpdate;
           provisionFromClaims?: boolean;
           claimsIssuer?: string;
           anyIssuer: boolean;

@@ -7,6 +7,7 @@ import type { Caller, TenantSource } from './claims';
 import type { Config } from '../config';
 import type { Transaction } from '../db/tenant-scope';
 import type { AppServices } from './app-services';
+import type { TenantStatus } from './tenant-status';
 
 export interface RequestContext {
   readonly requestId: string;
@@ -29,7 +30,7 @@ export interface ResolvedTenant {
   readonly name: string;
   readonly slug: string;
   readonly settings: Record<string, unknown>;
-  readonly status: 'active' | 'pending_approval';
+  readonly status: TenantStatus;
   readonly isDefault: boolean;
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;

@@ -43,7 +43,10 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   tenants_name_check: fixed('validation', 'The tenant name must not be empty.'),
   tenants_slug_check: fixed('validation', 'The tenant slug may contain only lowercase letters, digits and hyphens.'),
   tenants_settings_check: fixed('validation', 'The tenant settings must be a JSON object.'),
-  tenants_status_check: fixed('validation', "The tenant status must be 'active' or 'pending_approval'."),
+  tenants_status_check: fixed('validation', "The tenant status must be 'active', 'pending_approval', 'suspended' or 'pending_deletion'."),
+  tenants_suspension_reason_check: fixed('validation', 'The suspension reason must be 1 to 500 characters.'),
+  tenants_status_before_deletion_check: fixed('validation', 'The status before a scheduled deletion is not one of the allowed values.'),
+  tenants_deletion_scheduled: fixed('validation', 'A tenant pending deletion needs its deletion time and the status to restore, and no other tenant has them.'),
   tenants_claims_issuer_check: fixed('validation', 'membership_policy.claims_issuer must be 1 to 2048 characters.'),
 
   // users (UserRow)

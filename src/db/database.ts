@@ -16,6 +16,7 @@ import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
 import * as tenantFacts from './migrations/009-tenant-facts';
 import * as consoleSignInCodes from './migrations/012-console-sign-in-codes';
 import { assertRolesCreatable, assertRolesUsable } from './database-roles';
+import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -74,6 +75,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '008-tenant-token-keys': tenantTokenKeys,
   '009-tenant-facts': tenantFacts,
   '012-console-sign-in-codes': consoleSignInCodes,
+  '014-tenant-lifecycle': tenantLifecycle,
 };
 
 /** The migrations this version knows, in the order they run. */
@@ -95,6 +97,9 @@ export async function appliedMigrations(db: Knex): Promise<Array<{ name: string;
   if (!rows[0]!.present) return [];
   return (await db.raw<{ rows: Array<{ name: string; migration_time: Date }> }>(`select name, migration_time from ${MIGRATIONS_TABLE} order by id`)).rows;
 }
+
+/** The latest migration's name: the schema version an export names and an import must match. */
+export const SCHEMA_VERSION = Object.keys(MIGRATIONS).at(-1)!;
 
 /** Keeps the migrations in this module, so compiled and ts-jest runs find the same list. */
 class StaticMigrationSource implements Knex.MigrationSource<string> {

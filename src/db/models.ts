@@ -11,6 +11,7 @@
  * is in ./constraint-errors.ts.
  */
 import { fn, Model, type RelationMappings } from 'objection';
+import type { TenantStatus } from '../context/tenant-status';
 
 /** The transaction's timestamp (`now()`), for a timestamp column in an insert or patch. */
 export const databaseNow = (): Date => fn.now() as unknown as Date;
@@ -28,7 +29,7 @@ export class TenantRow extends Row {
   name!: string;
   slug!: string;
   settings!: Record<string, unknown>;
-  status!: 'active' | 'pending_approval';
+  status!: TenantStatus;
   is_default!: boolean;
   created_by_issuer!: string | null;
   created_by_subject!: string | null;
@@ -36,6 +37,10 @@ export class TenantRow extends Row {
   provision_from_claims!: boolean;
   claims_issuer!: string | null;
   roles_from_claims!: boolean;
+  suspended_at!: Date | null;
+  suspension_reason!: string | null;
+  delete_after!: Date | null;
+  status_before_deletion!: Exclude<TenantStatus, 'pending_deletion'> | null;
   created_at!: Date;
   updated_at!: Date;
 

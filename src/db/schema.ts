@@ -20,3 +20,41 @@ export const TENANT_TABLES = [
   'invitations',
 ] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
+
+/** One table of a tenant's data as an export carries it (docs/operations.md, "Moving a tenant"). */
+export interface TenantDataTable {
+  readonly table: string;
+  /** The column naming the tenant: `id` for `tenants`, else `tenant_id`. */
+  readonly tenantColumn: 'id' | 'tenant_id';
+  /** A stable row order (parents' rows come from earlier tables). */
+  readonly orderBy: readonly string[];
+  /** Columns that never leave the deployment: secrets, and facts of the deployment rather than the tenant. */
+  readonly omit: readonly string[];
+}
+
+/**
+ * Every table holding a tenant's rows, parents before children: the one list an export, an
+ * import and their test read. A new table with a `tenant_id` column must be listed here or in
+ * NOT_TENANT_DATA (test/tenant-export.test.ts compares both with the database).
+ */
+export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
+  // `is_default` is the deployment's choice of its default tenant, not the tenant's data.
+  { table: 'tenants', tenantColumn: 'id', orderBy: ['id'], omit: ['is_default'] },
+  { table: 'users', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'boards', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'board_members', tenantColumn: 'tenant_id', orderBy: ['board_id', 'user_id'], omit: [] },
+  { table: 'generations', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'provider_configs', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'credit_transactions', tenantColumn: 'tenant_id', orderBy: ['seq', 'id'], omit: [] },
+  // An invitation's token is a secret: its hash never leaves (an imported pending invitation is resent).
+  { table: 'invitations', tenantColumn: 'tenant_id', orderBy: ['id'], omit: ['token_hash'] },
+  { table: 'identity_links', tenantColumn: 'tenant_id', orderBy: ['issuer', 'organization_id'], omit: [] },
+  { table: 'events', tenantColumn: 'tenant_id', orderBy: ['occurred_at', 'id'], omit: [] },
+];
+
+/** Tables with a `tenant_id` column that are not the tenant's data, and why they stay. */
+export const NOT_TENANT_DATA: Readonly<Record<string, string>> = {
+  idempotency_keys: "a caller's replay memory of tenant creations, kept 24 hours",
+  retired_slugs: "this deployment's history of slugs it will not hand out again",
+  webhook_deliveries: "this deployment's outbox to the platform's webhook endpoints",
+};

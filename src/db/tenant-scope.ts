@@ -37,6 +37,21 @@ export async function withTenant<T>(db: Knex, tenantId: string, fn: (trx: Knex.T
 }
 
 /**
+ * Runs `fn` in a read-only repeatable-read transaction confined to one tenant: every statement
+ * sees one snapshot, however long `fn` streams (an export).
+ */
+export async function withTenantSnapshot<T>(db: Knex, tenantId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return runTransaction(
+    db,
+    async (trx) => {
+      await setTenantScope(trx, tenantId);
+      return fn(trx);
+    },
+    { isolationLevel: 'repeatable read', readOnly: true },
+  );
+}
+
+/**
  * Switches an open service transaction to `tenantId` (the role stays the runtime role): after a
  * tenant row is inserted, its first rows are written under its own row-level security.
  */

@@ -284,7 +284,14 @@ const unknownToken = () => new ApiError('invitationNotFound', 'The invitation do
  * is unverified; 410 expired; 409 already a member. Runs in the invitation's tenant, with the
  * tenant row locked FOR KEY SHARE and the invitation FOR UPDATE (a token is used once).
  */
-export async function acceptInvitation(db: Database, origin: EventOrigin, invitee: Invitee, token: string): Promise<Acceptance> {
+export async function acceptInvitation(
+  db: Database,
+  origin: EventOrigin,
+  invitee: Invitee,
+  token: string,
+  /** The decision's refusal of a tenant that is not active (src/tenancy/decide.ts `statusRefusal`). */
+  statusRefusal: (slug: string, status: TenantRow['status']) => ApiError | null,
+): Promise<Acceptance> {
   const hash = hashInvitationToken(token);
   const tenantId = await tenantOfInvitationToken(db, hash);
   if (tenantId === null) throw unknownToken();
@@ -295,6 +302,9 @@ export async function acceptInvitation(db: Database, origin: EventOrigin, invite
     if (!inv) throw unknownToken(); // resent (new token) or deleted meanwhile
     const status = effectiveStatus(inv);
     if (status === 'accepted' || status === 'revoked') throw unknownToken();
+    // The invitation names its tenant (no header does): a suspended one is refused here as well.
+    const closed = statusRefusal(tenant.slug, tenant.status);
+    if (closed) throw closed;
     // Revoked when the inviter lost the admin role; this catches one sent before that rule
     // existed: it is revoked now (committed), and the answer is the same 404.
     if (inv.invited_by !== null && (await roleOfMember(trx, tenantId, inv.invited_by)) !== 'admin') {

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import { domainToASCII } from 'node:url';
 import type { Config } from '../config';
+import type { TenantStatus } from '../context/tenant-status';
 import { isUniqueViolation } from '../db/constraint-errors';
 import { TenantRow } from '../db/models';
 import { lockRegistrant, membershipsOf } from '../db/queries/registration';
@@ -52,7 +53,7 @@ export interface Registration {
   readonly tenantId: string;
   readonly organizationName: string;
   readonly slug: string;
-  readonly status: 'active' | 'pending_approval';
+  readonly status: TenantStatus;
   readonly adminUserId: string;
   /** True when the slug was generated from the name rather than given. */
   readonly slugGenerated: boolean;
@@ -63,7 +64,7 @@ export interface CallerMembership {
   readonly tenantId: string;
   readonly name: string;
   readonly slug: string;
-  readonly status: 'active' | 'pending_approval';
+  readonly status: TenantStatus;
   readonly role: 'admin' | 'member';
   readonly joinedAt: Date;
 }

@@ -271,6 +271,11 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (current.is_default && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
+    // Suspension and scheduled deletion end through their own operations, which record why.
+    if (patch.status !== undefined && patch.status !== current.status && (current.status === 'suspended' || current.status === 'pending_deletion')) {
+      const how = current.status === 'suspended' ? 'POST /api/setup/tenant/{tenant_id}/reactivate' : 'DELETE /api/setup/tenant/{tenant_id}/scheduled-deletion';
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; change its status with ${how}.`);
+    }
     const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'roles_from_claims' | 'updated_at'>> = {
       updated_at: databaseNow(),
     };
@@ -311,7 +316,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
 }
 
 /** The fields of a tenant an event carries; `settings` only as far as SERVICE_EVENT_SETTINGS_KEYS allows. */
-function tenantData(t: TenantRow): Record<string, unknown> {
+export function tenantData(t: TenantRow): Record<string, unknown> {
   return { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status, is_default: t.is_default };
 }
 

@@ -5,6 +5,7 @@
  */
 import * as health from './health';
 import * as setup from './setup';
+import * as lifecycle from './lifecycle';
 import * as audit from './audit';
 import * as registration from './registration';
 import * as tenant from './tenant';
@@ -19,6 +20,7 @@ import { defineOperationTable } from './types';
 export const handlers = defineOperationTable({
   ...health,
   ...setup,
+  ...lifecycle,
   ...audit,
   ...registration,
   ...tenant,

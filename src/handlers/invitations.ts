@@ -19,6 +19,7 @@ import type {
 import type { InvitationRow } from '../db/models';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
+import { statusRefusal } from '../tenancy/decide';
 import type { EnteredTenant } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
@@ -103,7 +104,7 @@ export const revokeInvitation = tenantScoped(
 export const acceptInvitation = authenticated(
   async (ctx, input: HandlerInput<AcceptInvitationData>): Promise<Reply<AcceptInvitationResponses>> => {
     const { issuer, subject, email, emailVerified, name } = ctx.caller;
-    const accepted = await invitations.acceptInvitation(ctx.services.db, originOf(ctx), { issuer, subject, email, emailVerified, name }, input.body.token);
+    const accepted = await invitations.acceptInvitation(ctx.services.db, originOf(ctx), { issuer, subject, email, emailVerified, name }, input.body.token, statusRefusal);
     ctx.log.info(
       { invitation_id: accepted.invitation.id, tenant_id: accepted.tenant.id, tenant_slug: accepted.tenant.slug, user_id: accepted.member.id },
       'Invitation accepted',

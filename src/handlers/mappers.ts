@@ -36,6 +36,10 @@ export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyAr
     status: t.status,
     membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer, ...(t.roles_from_claims ? { roles_from_claims: true } : {}) },
     ...('identityLinks' in t ? linksOf(t.identityLinks) : {}),
+    // Platform admins' reads (a tenants row); GET /api/tenant (a resolved tenant) never shows the reason.
+    suspended_at: t.suspended_at ? iso(t.suspended_at) : null,
+    suspension_reason: t.suspension_reason ?? null,
+    delete_after: t.delete_after ? iso(t.delete_after) : null,
     created_at: iso(t.created_at),
     updated_at: iso(t.updated_at),
   };

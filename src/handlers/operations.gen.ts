@@ -10,6 +10,9 @@ import type {
   AuditTenantsData,
   AuditTenantsErrors,
   AuditTenantsResponses,
+  CancelTenantDeletionData,
+  CancelTenantDeletionErrors,
+  CancelTenantDeletionResponses,
   CreateBoardData,
   CreateBoardErrors,
   CreateBoardResponses,
@@ -37,6 +40,9 @@ import type {
   DeleteWebhookData,
   DeleteWebhookErrors,
   DeleteWebhookResponses,
+  ExportTenantData,
+  ExportTenantErrors,
+  ExportTenantResponses,
   GetBoardData,
   GetBoardErrors,
   GetBoardResponses,
@@ -70,6 +76,9 @@ import type {
   GetWebhookData,
   GetWebhookErrors,
   GetWebhookResponses,
+  ImportTenantData,
+  ImportTenantErrors,
+  ImportTenantResponses,
   IssueTenantTokenData,
   IssueTenantTokenErrors,
   IssueTenantTokenResponses,
@@ -103,6 +112,9 @@ import type {
   ListWebhooksData,
   ListWebhooksErrors,
   ListWebhooksResponses,
+  ReactivateTenantData,
+  ReactivateTenantErrors,
+  ReactivateTenantResponses,
   RegisterTenantData,
   RegisterTenantErrors,
   RegisterTenantResponses,
@@ -118,6 +130,12 @@ import type {
   RotateTenantTokenKeysData,
   RotateTenantTokenKeysErrors,
   RotateTenantTokenKeysResponses,
+  ScheduleTenantDeletionData,
+  ScheduleTenantDeletionErrors,
+  ScheduleTenantDeletionResponses,
+  SuspendTenantData,
+  SuspendTenantErrors,
+  SuspendTenantResponses,
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
@@ -134,6 +152,7 @@ export interface OperationTypes {
   acceptInvitation: { data: AcceptInvitationData; responses: AcceptInvitationResponses; errors: AcceptInvitationErrors; access: 'caller' };
   addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantPlatformAdmin' };
   auditTenants: { data: AuditTenantsData; responses: AuditTenantsResponses; errors: AuditTenantsErrors; access: 'platformAdmin' };
+  cancelTenantDeletion: { data: CancelTenantDeletionData; responses: CancelTenantDeletionResponses; errors: CancelTenantDeletionErrors; access: 'platformAdmin' };
   createBoard: { data: CreateBoardData; responses: CreateBoardResponses; errors: CreateBoardErrors; access: 'tenantMember' };
   createConsoleCode: { data: CreateConsoleCodeData; responses: CreateConsoleCodeResponses; errors: CreateConsoleCodeErrors; access: 'caller' };
   createConsoleSession: { data: CreateConsoleSessionData; responses: CreateConsoleSessionResponses; errors: CreateConsoleSessionErrors; access: 'public' };
@@ -143,6 +162,7 @@ export interface OperationTypes {
   decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin' };
+  exportTenant: { data: ExportTenantData; responses: ExportTenantResponses; errors: ExportTenantErrors; access: 'platformAdmin' };
   getBoard: { data: GetBoardData; responses: GetBoardResponses; errors: GetBoardErrors; access: 'tenantMember' };
   getCurrentTenant: { data: GetCurrentTenantData; responses: GetCurrentTenantResponses; errors: GetCurrentTenantErrors; access: 'tenantMember' };
   getHealth: { data: GetHealthData; responses: GetHealthResponses; errors: GetHealthErrors; access: 'public' };
@@ -154,6 +174,7 @@ export interface OperationTypes {
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
+  importTenant: { data: ImportTenantData; responses: ImportTenantResponses; errors: ImportTenantErrors; access: 'platformAdmin' };
   issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
   leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
@@ -165,11 +186,14 @@ export interface OperationTypes {
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin' };
   listWebhookDeliveries: { data: ListWebhookDeliveriesData; responses: ListWebhookDeliveriesResponses; errors: ListWebhookDeliveriesErrors; access: 'platformAdmin' };
   listWebhooks: { data: ListWebhooksData; responses: ListWebhooksResponses; errors: ListWebhooksErrors; access: 'platformAdmin' };
+  reactivateTenant: { data: ReactivateTenantData; responses: ReactivateTenantResponses; errors: ReactivateTenantErrors; access: 'platformAdmin' };
   registerTenant: { data: RegisterTenantData; responses: RegisterTenantResponses; errors: RegisterTenantErrors; access: 'caller' };
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
   resendInvitation: { data: ResendInvitationData; responses: ResendInvitationResponses; errors: ResendInvitationErrors; access: 'tenantAdmin' };
   revokeInvitation: { data: RevokeInvitationData; responses: RevokeInvitationResponses; errors: RevokeInvitationErrors; access: 'tenantAdmin' };
   rotateTenantTokenKeys: { data: RotateTenantTokenKeysData; responses: RotateTenantTokenKeysResponses; errors: RotateTenantTokenKeysErrors; access: 'platformAdmin' };
+  scheduleTenantDeletion: { data: ScheduleTenantDeletionData; responses: ScheduleTenantDeletionResponses; errors: ScheduleTenantDeletionErrors; access: 'platformAdmin' };
+  suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };

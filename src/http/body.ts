@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
+import { STREAMED_BODY_TYPE } from './contract';
 import { stateOf } from './request-state';
 
 export const BODY_LIMIT = '1mb';
@@ -93,6 +94,11 @@ export function bodyStage(): RequestHandler {
       // A gateway's forwarded request: the body is the product's, never read here. Closing the
       // connection after the answer spares reading (even discarding) a body of any size.
       res.setHeader('Connection', 'close');
+      return next();
+    }
+    if (op.streamedBody) {
+      // Declared by the operation's contract: its handler reads the stream, with its own limit.
+      if (req.is(STREAMED_BODY_TYPE) !== STREAMED_BODY_TYPE) return next(new ApiError('unsupportedMediaType', `${op.method} ${op.path} takes ${STREAMED_BODY_TYPE}.`));
       return next();
     }
     const isJson = req.is('application/json') === 'application/json';

@@ -34,6 +34,11 @@ export interface ContractOperation {
   /** True when the operation declares a requestBody: only then is a body read. */
   readonly takesBody: boolean;
   /**
+   * True when the requestBody is `application/x-ndjson` (a tenant import): the body stage leaves
+   * it unread and the handler reads it as a stream, with its own size limit.
+   */
+  readonly streamedBody: boolean;
+  /**
    * `x-forwarded-methods`: other methods answered as this operation (a gateway's decision
    * forwards the product request's method); their body is never read.
    */
@@ -74,6 +79,19 @@ function readForwardedMethods(where: string, raw: unknown, takesBody: boolean): 
   return Object.freeze([...(raw as string[])]);
 }
 
+/** The media type that makes a request body streamed: declared per operation by its requestBody. */
+export const STREAMED_BODY_TYPE = 'application/x-ndjson';
+
+/** True when the requestBody takes `application/x-ndjson` alone; both kinds at once stop the boot. */
+function readStreamedBody(where: string, requestBody: unknown): boolean {
+  const content = (requestBody as { content?: Record<string, unknown> } | undefined)?.content;
+  if (!content) return false;
+  const types = Object.keys(content);
+  if (!types.includes(STREAMED_BODY_TYPE)) return false;
+  if (types.length > 1) throw new Error(`openapi.yaml: ${where} takes ${STREAMED_BODY_TYPE} and other media types; a streamed body must be the only one`);
+  return true;
+}
+
 /** Reads every operation of a parsed OpenAPI document (default: openapi.yaml) and checks the conventions. */
 export function readContractOperations(doc: Record<string, unknown> = loadOpenApiDocument()): readonly ContractOperation[] {
   const ops: ContractOperation[] = [];
@@ -98,8 +116,18 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
         throw new Error(`openapi.yaml: ${where} is outside /api and must not declare x-rate-limit`);
       }
       const forwardedMethods = readForwardedMethods(where, op['x-forwarded-methods'], op.requestBody !== undefined);
+      const streamedBody = readStreamedBody(where, op.requestBody);
       ops.push(
-        Object.freeze({ operationId: op.operationId, method: method.toUpperCase(), path, access: access as AccessLevel, rateLimit, takesBody: op.requestBody !== undefined, forwardedMethods }),
+        Object.freeze({
+          operationId: op.operationId,
+          method: method.toUpperCase(),
+          path,
+          access: access as AccessLevel,
+          rateLimit,
+          takesBody: op.requestBody !== undefined,
+          streamedBody,
+          forwardedMethods,
+        }),
       );
     }
   }

@@ -106,11 +106,21 @@ export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, confi
         path: validated.path,
         query: validated.query,
         headers: req.headers as Record<string, string | undefined>,
+        bodyStream: op.streamedBody ? req : null,
       };
       const reply = await run(table[op.operationId]!, op, new HandlerContext(state, config, state.clientIp(req)), input, req);
       res.status(reply.status as number);
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
-      if (reply.status === 204 || reply.body === undefined) res.end();
+      if (reply.stream) {
+        try {
+          await reply.stream(res);
+        } catch (err) {
+          // Cut short: without its last line the client cannot take the body for complete.
+          if (res.headersSent) res.destroy();
+          throw err;
+        }
+        res.end();
+      } else if (reply.status === 204 || reply.body === undefined) res.end();
       else if (typeof reply.body === 'string' && reply.headers?.['Content-Type']?.startsWith('text/')) res.send(reply.body); // GET /metrics
       else res.json(reply.body);
     } catch (err) {

@@ -12,11 +12,26 @@ export interface HandlerInput<D extends { body?: unknown; path?: unknown; query?
   readonly path: NonNullable<D['path']>;
   readonly query: NonNullable<D['query']>;
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * The unread request body, on an operation whose contract declares a streamed body
+   * (`application/x-ndjson`, see ./contract.ts); null on every other operation.
+   */
+  readonly bodyStream?: NodeJS.ReadableStream | null;
 }
 
 /** A response, typed by the operation's generated `…Responses` type. */
 export type Reply<R> = {
-  [S in keyof R]: { readonly status: S; readonly body: R[S]; readonly headers?: Readonly<Record<string, string>> };
+  [S in keyof R]: {
+    readonly status: S;
+    readonly body: R[S];
+    readonly headers?: Readonly<Record<string, string>>;
+    /**
+     * A body written as a stream (an export): the pipeline sends status and headers, then lets
+     * it write, then ends the response; `body` is then unused. A failure after the first byte
+     * can only cut the response short.
+     */
+    readonly stream?: (out: NodeJS.WritableStream) => Promise<void>;
+  };
 }[keyof R];
 
 /**

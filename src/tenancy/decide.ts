@@ -8,6 +8,7 @@
  * identity links, the caller's membership). SQL fetches the facts and writes what the decision
  * asks for; it decides nothing.
  */
+import type { TenantStatus } from '../context/tenant-status';
 import { ApiError } from '../errors';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
 
@@ -19,7 +20,7 @@ export interface IdentityLink {
 /** The facts of the tenant a request found (null: no tenant matched). */
 export interface TenantFacts {
   readonly slug: string;
-  readonly status: 'active' | 'pending_approval';
+  readonly status: TenantStatus;
   readonly provisionFromClaims: boolean;
   readonly claimsIssuer: string | null;
   readonly links: readonly IdentityLink[];
@@ -87,6 +88,26 @@ function sourceOf(request: EntryRequest): TenantSource {
   return request.kind === 'default' ? 'single_tenant' : request.kind === 'linked' ? 'organization_id_claim' : request.source;
 }
 
+/**
+ * Why a tenant of this status cannot be used, whoever asks (null: active). A suspended tenant
+ * and one pending deletion are refused alike, for platform admins too (they manage it under
+ * /api/setup); the suspension's reason is the operator's note and is never shown here
+ * (docs/operations.md, "Tenant lifecycle"). Invitation accept asks this too: it names its
+ * tenant by the invitation, not by a header.
+ */
+export function statusRefusal(slug: string, status: TenantStatus): ApiError | null {
+  switch (status) {
+    case 'active':
+      return null;
+    case 'pending_approval':
+      return new ApiError('tenantPending', `Tenant '${slug}' is awaiting approval by a platform admin.`);
+    case 'suspended':
+      return new ApiError('tenantSuspended', `Tenant '${slug}' is suspended; its admins can ask the operator of this service why.`);
+    case 'pending_deletion':
+      return new ApiError('tenantSuspended', `Tenant '${slug}' is suspended: it is scheduled for deletion.`);
+  }
+}
+
 /** Why a caller who is not a member may not be made one (empty when no reason beyond that). */
 function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: EntryCaller): string | null {
   if (request.kind === 'default') return null;
@@ -100,9 +121,10 @@ function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: Ent
 }
 
 /**
- * Decides a tenant request from its facts: not found, pending approval, a linked id that does
- * not match, a member (or a platform admin) entering, a first use that provisions, or a refusal
- * naming why; then the operation's tenant access level.
+ * Decides a tenant request from its facts: not found, a linked id that does not match, a
+ * stranger, a tenant that is not active (pending approval, suspended, pending deletion), a member
+ * (or a platform admin) entering, a first use that provisions, or a refusal naming why; then the
+ * operation's tenant access level.
  */
 export function decideEntry(request: EntryRequest, facts: TenantFacts | null, caller: EntryCaller, access: TenantAccess): EntryDecision {
   const refuse = (error: ApiError): EntryDecision => ({ kind: 'refuse', error });
@@ -124,8 +146,6 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
       return refuse(new ApiError('accessDenied', `The X-Tenant header names tenant '${facts.slug}', which the token's '${request.claim}' claim does not list.`));
     }
   }
-  if (facts.status === 'pending_approval') return refuse(new ApiError('tenantPending', `Tenant '${facts.slug}' is awaiting approval by a platform admin.`));
-
   // The token speaks for the tenant it names (a claim or a linked id): on a tenant whose role
   // follows the token, that role replaces the stored one (the last-admin rule does not apply).
   const named = request.kind === 'linked' || (request.kind === 'tenant' && CLAIM_SOURCES.has(request.source));
@@ -133,13 +153,18 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   let role = facts.memberRole;
   let provision = false;
   let setRole: 'admin' | 'member' | null = null;
+  const why = role === null ? provisionRefusal(request, facts, caller) : null;
+  // A stranger learns nothing about the tenant's state (a suspension is between its owner and
+  // the operator); anyone else is refused while the tenant is not active, before anything is written.
+  if (role === null && why !== null && !caller.isPlatformAdmin) {
+    return refuse(new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${why}`));
+  }
+  const closed = statusRefusal(facts.slug, facts.status);
+  if (closed) return refuse(closed);
   if (role === null) {
-    const why = provisionRefusal(request, facts, caller);
     if (why === null) {
       provision = true;
       role = setRole = fromToken ?? 'member';
-    } else if (!caller.isPlatformAdmin) {
-      return refuse(new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${why}`));
     }
   } else if (fromToken !== null && fromToken !== role) {
     role = setRole = fromToken;

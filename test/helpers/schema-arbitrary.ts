@@ -20,6 +20,7 @@ export interface Schema {
   pattern?: string;
   format?: string;
   nullable?: boolean;
+  allOf?: Schema[];
 }
 
 const doc = loadOpenApiDocument() as { components: { schemas: Record<string, Schema> } };
@@ -32,6 +33,8 @@ export function schemaOf(name: string): Schema {
 }
 
 function resolve(s: Schema): Schema {
+  // `allOf` of one schema is how a property refers to a shared enum with its own default.
+  if (s.allOf?.length === 1) return resolve(s.allOf[0]!);
   if (!s.$ref) return s;
   return schemaOf(s.$ref.replace('#/components/schemas/', ''));
 }

@@ -8,6 +8,7 @@ import * as boards from '../../src/handlers/boards';
 import * as health from '../../src/handlers/health';
 import * as registration from '../../src/handlers/registration';
 import * as setup from '../../src/handlers/setup';
+import * as lifecycle from '../../src/handlers/lifecycle';
 import * as audit from '../../src/handlers/audit';
 import * as tenant from '../../src/handlers/tenant';
 import * as decision from '../../src/handlers/decision';
@@ -17,7 +18,7 @@ import * as invitations from '../../src/handlers/invitations';
 import * as consoleSignIn from '../../src/handlers/console';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn };
+const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

@@ -7,6 +7,7 @@
  * `followTokenRole` below.
  */
 import type { Knex } from 'knex';
+import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
 import { preparedName, queryRows, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
 
@@ -33,7 +34,7 @@ export interface TenantFactsRow {
   tenant_name: string;
   tenant_slug: string;
   tenant_settings: Record<string, unknown>;
-  tenant_status: 'active' | 'pending_approval';
+  tenant_status: TenantStatus;
   tenant_is_default: boolean;
   tenant_created_at: Date;
   tenant_updated_at: Date;

@@ -3,6 +3,7 @@
  * memberships across tenants.
  */
 import type { Knex } from 'knex';
+import type { TenantStatus } from '../../context/tenant-status';
 
 /**
  * Serialises one caller's registrations (and only theirs) until commit: a transaction-scoped
@@ -16,7 +17,7 @@ export interface MembershipRow {
   tenant_id: string;
   name: string;
   slug: string;
-  status: 'active' | 'pending_approval';
+  status: TenantStatus;
   role: 'admin' | 'member';
   created_at: Date;
 }

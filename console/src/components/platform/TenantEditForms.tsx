@@ -99,7 +99,8 @@ export function DetailsForm({ tenant }: { tenant: Tenant }) {
     if (settings !== null) body.settings = parsed.value;
     if (shown.name.trim() !== tenant.name) body.name = shown.name.trim();
     if (shown.slug !== tenant.slug) body.slug = shown.slug;
-    if (shown.status !== tenant.status) body.status = shown.status;
+    // Suspension and scheduled deletion have their own actions: this field moves only between these two.
+    if (shown.status !== tenant.status && (shown.status === 'active' || shown.status === 'pending_approval')) body.status = shown.status;
     u.send(body, () => {
       setName(null);
       setSlug(null);
@@ -122,6 +123,7 @@ export function DetailsForm({ tenant }: { tenant: Tenant }) {
             Changing it breaks every caller that still sends the old slug as X-Tenant.
           </span>
         </div>
+        {(tenant.status === 'active' || tenant.status === 'pending_approval') && (
         <div className="field">
           <label htmlFor={`${id}-status`}>Status</label>
           <select id={`${id}-status`} value={shown.status} onChange={(e) => setStatus(e.target.value as TenantStatus)}>
@@ -132,6 +134,7 @@ export function DetailsForm({ tenant }: { tenant: Tenant }) {
             ))}
           </select>
         </div>
+        )}
         <div className="field">
           <label htmlFor={`${id}-settings`}>Settings (JSON object)</label>
           <textarea id={`${id}-settings`} value={shown.settings} spellCheck={false} onChange={(e) => setSettings(e.target.value)} aria-describedby={`${id}-settings-hint`} />

@@ -1,0 +1,161 @@
+/**
+ * A tenant's lifecycle (docs/operations.md, "Tenant lifecycle"): suspend and reactivate, schedule
+ * a deletion after a grace period and cancel it, and the scheduled deletion itself. Platform
+ * level: the `tenants` row is changed in a service transaction, with its event. What a status
+ * means to requests is decided in src/tenancy/decide.ts.
+ */
+import { databaseNow, type TenantRow } from '../db/models';
+import { daysFromNow, dueDeletions, isDeletionDue, tryLockScheduledDeletion } from '../db/queries/tenant-lifecycle';
+import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
+import { withService, type Database, type Transaction } from '../db/tenant-scope';
+import { ApiError } from '../errors';
+import { recordEvent, type EventOrigin } from './events';
+import { deleteTenant, getTenant, tenantData, type LinkedTenantRow } from './tenant-admin';
+
+export const DEFAULT_GRACE_DAYS = 30;
+export const MAX_GRACE_DAYS = 90;
+export const MAX_SUSPENSION_REASON = 500;
+
+/** The actor of a scheduled deletion: the schedule, not a person (the request that made it has its own event). */
+export const SCHEDULE_ORIGIN: EventOrigin = {
+  actor: { issuer: null, subject: 'scheduled-deletion', email: null, platformAdmin: false },
+  requestId: null,
+  ip: null,
+};
+
+const notFound = (id: string) => new ApiError('tenantNotFound', `Tenant with ID ${id} not found.`);
+
+/** The fields an event of this module shows about the lifecycle. */
+function lifecycleData(t: TenantRow): Record<string, unknown> {
+  return {
+    suspended_at: t.suspended_at ? new Date(t.suspended_at).toISOString() : null,
+    delete_after: t.delete_after ? new Date(t.delete_after).toISOString() : null,
+  };
+}
+
+/** Runs `fn` on the tenant locked for update (404 when absent), then returns it with its links. */
+async function changeTenant(db: Database, id: string, fn: (trx: Transaction, current: TenantRow) => Promise<void>): Promise<LinkedTenantRow> {
+  await withService(db, async (trx) => {
+    const current = await findTenantForUpdate(trx, id);
+    if (!current) throw notFound(id);
+    await fn(trx, current);
+  });
+  return getTenant(db, id);
+}
+
+function refuseDefault(current: TenantRow, multiTenantMode: boolean, what: string): void {
+  if (current.is_default && !multiTenantMode) {
+    throw new ApiError('badRequest', `The default tenant '${current.slug}' cannot be ${what} in single-tenant mode: every request uses it.`);
+  }
+}
+
+/**
+ * Suspends an active tenant: every tenant-scoped request to it is refused (403 `Tenant
+ * suspended`) until it is reactivated; its data is kept. The reason is for operators only.
+ */
+export async function suspendTenant(db: Database, origin: EventOrigin, id: string, reason: string, opts: { multiTenantMode: boolean }): Promise<LinkedTenantRow> {
+  return changeTenant(db, id, async (trx, current) => {
+    refuseDefault(current, opts.multiTenantMode, 'suspended');
+    if (current.status !== 'active') {
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; only an active tenant can be suspended.`);
+    }
+    const row = await patchTenant(trx, id, { status: 'suspended', suspended_at: databaseNow(), suspension_reason: reason, updated_at: databaseNow() });
+    await recordEvent(trx, origin, {
+      action: 'tenant.suspended',
+      tenantId: id,
+      target: { type: 'tenant', id },
+      data: { tenant: tenantData(row), reason, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
+    });
+  });
+}
+
+/** Reactivates a suspended tenant: its requests are admitted again. */
+export async function reactivateTenant(db: Database, origin: EventOrigin, id: string): Promise<LinkedTenantRow> {
+  return changeTenant(db, id, async (trx, current) => {
+    if (current.status !== 'suspended') {
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}, not suspended.${current.status === 'pending_deletion' ? ' Cancel its scheduled deletion first.' : ''}`);
+    }
+    const row = await patchTenant(trx, id, { status: 'active', suspended_at: null, suspension_reason: null, updated_at: databaseNow() });
+    await recordEvent(trx, origin, {
+      action: 'tenant.reactivated',
+      tenantId: id,
+      target: { type: 'tenant', id },
+      data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },
+    });
+  });
+}
+
+/**
+ * Schedules the tenant's deletion `graceDays` from now: until then it is refused like a
+ * suspended tenant, and a cancel restores the status it had. Then one instance deletes it
+ * (`runDueDeletions`).
+ */
+export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, id: string, graceDays: number, opts: { multiTenantMode: boolean }): Promise<LinkedTenantRow> {
+  if (!Number.isInteger(graceDays) || graceDays < 1 || graceDays > MAX_GRACE_DAYS) {
+    throw new ApiError('validation', `body.grace_days must be an integer from 1 to ${MAX_GRACE_DAYS}.`);
+  }
+  return changeTenant(db, id, async (trx, current) => {
+    refuseDefault(current, opts.multiTenantMode, 'scheduled for deletion');
+    if (current.status === 'pending_deletion') {
+      throw new ApiError('conflict', `Tenant '${current.slug}' is already scheduled for deletion (after ${new Date(current.delete_after!).toISOString()}); cancel it first to change the date.`);
+    }
+    const deleteAfter = await daysFromNow(trx, graceDays);
+    const row = await patchTenant(trx, id, { status: 'pending_deletion', status_before_deletion: current.status, delete_after: deleteAfter, updated_at: databaseNow() });
+    await recordEvent(trx, origin, {
+      action: 'tenant.deletion_scheduled',
+      tenantId: id,
+      target: { type: 'tenant', id },
+      data: { tenant: tenantData(row), grace_days: graceDays, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
+    });
+  });
+}
+
+/** Cancels a scheduled deletion: the tenant gets back the status it had (409 while the deletion runs). */
+export async function cancelTenantDeletion(db: Database, origin: EventOrigin, id: string): Promise<LinkedTenantRow> {
+  return changeTenant(db, id, async (trx, current) => {
+    if (current.status !== 'pending_deletion') throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; no deletion is scheduled.`);
+    if (!(await tryLockScheduledDeletion(trx, id))) throw new ApiError('conflict', `The scheduled deletion of tenant '${current.slug}' is running; it can no longer be cancelled.`);
+    const restored = current.status_before_deletion!;
+    const row = await patchTenant(trx, id, { status: restored, status_before_deletion: null, delete_after: null, updated_at: databaseNow() });
+    await recordEvent(trx, origin, {
+      action: 'tenant.deletion_cancelled',
+      tenantId: id,
+      target: { type: 'tenant', id },
+      data: { tenant: tenantData(row), cancelled_delete_after: new Date(current.delete_after!).toISOString(), before: { status: current.status }, after: { status: row.status } },
+    });
+  });
+}
+
+export interface DueDeletionResult {
+  /** Tenants this call deleted. */
+  deleted: string[];
+  /** Due tenants another instance held (it deletes them) or that a cancel took back. */
+  skipped: string[];
+}
+
+/**
+ * Deletes the tenants whose scheduled deletion is due, each while holding its scheduled-deletion
+ * lock in a transaction of its own, so that across instances exactly one runs each deletion and
+ * a cancel cannot interleave. The deletion is the immediate delete's (batched, `tenant.deleted`
+ * with the schedule as actor).
+ */
+export async function runDueDeletions(db: Database, opts: { multiTenantMode: boolean; limit?: number; batchSize?: number }): Promise<DueDeletionResult> {
+  const due = await withService(db, (trx) => dueDeletions(trx, opts.limit ?? 10), { readOnly: true });
+  const result: DueDeletionResult = { deleted: [], skipped: [] };
+  for (const id of due) {
+    const ran = await withService(db, async (lockTrx) => {
+      if (!(await tryLockScheduledDeletion(lockTrx, id))) return false;
+      // Re-read under the lock: a cancel or another instance may have finished meanwhile.
+      if (!(await isDeletionDue(lockTrx, id))) return false;
+      try {
+        await deleteTenant(db, SCHEDULE_ORIGIN, id, { multiTenantMode: opts.multiTenantMode, batchSize: opts.batchSize });
+      } catch (err) {
+        if (err instanceof ApiError && err.kind === 'tenantNotFound') return false; // deleted immediately meanwhile
+        throw err;
+      }
+      return true;
+    });
+    (ran ? result.deleted : result.skipped).push(id);
+  }
+  return result;
+}
