@@ -141,6 +141,45 @@ const CASES: Record<string, () => Promise<Expected>> = {
     // The intent is recorded before the first batch, the deletion with the tenant row.
     return { res, status: 200, action: 'tenant.deleted', also: ['tenant.deletion_started'], actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
   },
+  async suspendTenant() {
+    const tenant = await createTenant();
+    const res = await request(t.app).post(`/api/setup/tenant/${tenant.id}/suspend`).set('Authorization', admin).send({ reason: 'Unpaid' });
+    return { res, status: 200, action: 'tenant.suspended', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
+  async reactivateTenant() {
+    const tenant = await createTenant();
+    await request(t.app).post(`/api/setup/tenant/${tenant.id}/suspend`).set('Authorization', admin).send({ reason: 'Unpaid' }).expect(200);
+    const res = await request(t.app).post(`/api/setup/tenant/${tenant.id}/reactivate`).set('Authorization', admin);
+    return { res, status: 200, action: 'tenant.reactivated', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
+  async scheduleTenantDeletion() {
+    const tenant = await createTenant();
+    const res = await request(t.app).post(`/api/setup/tenant/${tenant.id}/scheduled-deletion`).set('Authorization', admin).send({ grace_days: 3 });
+    return { res, status: 200, action: 'tenant.deletion_scheduled', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
+  async cancelTenantDeletion() {
+    const tenant = await createTenant();
+    await request(t.app).post(`/api/setup/tenant/${tenant.id}/scheduled-deletion`).set('Authorization', admin).send({}).expect(200);
+    const res = await request(t.app).delete(`/api/setup/tenant/${tenant.id}/scheduled-deletion`).set('Authorization', admin);
+    return { res, status: 200, action: 'tenant.deletion_cancelled', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
+  async importTenant() {
+    // Exported, deleted, then restored on the same deployment (its old events are still there).
+    const tenant = await createTenant();
+    const file = await request(t.app)
+      .get(`/api/setup/tenant/${tenant.id}/export`)
+      .set('Authorization', admin)
+      .buffer(true)
+      .parse((r, cb) => {
+        let data = '';
+        r.on('data', (c: Buffer) => (data += c.toString('utf8')));
+        r.on('end', () => cb(null, data));
+      })
+      .expect(200);
+    await request(t.app).delete(`/api/setup/tenant/${tenant.id}`).set('Authorization', admin).expect(200);
+    const res = await request(t.app).post('/api/setup/tenants/import').set('Authorization', admin).set('Content-Type', 'application/x-ndjson').send(file.body as string);
+    return { res, status: 201, action: 'tenant.imported', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
   async registerTenant() {
     const sub = unique('founder');
     const res = await request(t.app)

@@ -63,6 +63,9 @@ describe('the table', () => {
         ['tenant-token', 120, 'minute', 'POST /api/tenant/token'],
         ['key-rotation', 10, 'hour', 'POST /api/setup/tenant-token-keys/rotate'],
         ['setup-read', 100, 'minute', 'GET /api/setup/*'],
+        // A tenant export streams every row of a tenant: its own, small counter.
+        ['setup-export', 10, 'hour', 'GET /api/setup/tenant/*'],
+        ['setup-import', 10, 'hour', 'POST /api/setup/tenants/import'],
         ['api', 600, 'minute', 'any other /api endpoint'],
         // docs/gateways.md#what-it-answers: the gateway decision, asked on every product request, any forwarded method.
         ['decision', 6000, 'minute', 'GET/HEAD/POST/PUT/PATCH/DELETE /api/tenant/decision'],

@@ -59,7 +59,10 @@ export function contractProblem(method: string, url: string, res: ResponseLike):
   const pathname = new URL(url, 'http://x').pathname;
   if (OUTSIDE_CONTRACT.some((r) => r.test(pathname))) return null;
   const where = `${method.toUpperCase()} ${pathname} → ${res.status}`;
-  const isJson = (res.type ?? String(res.headers['content-type'] ?? '')).includes('json');
+  const type = res.type ?? String(res.headers['content-type'] ?? '');
+  // Newline-delimited JSON (a tenant export) is checked by its media type: its lines are not one document.
+  const isNdjson = type.includes('application/x-ndjson');
+  const isJson = type.includes('json') && !isNdjson;
   const errorSchemaOk = () => {
     const b = res.body as Record<string, unknown>;
     if (!b || typeof b.error !== 'string' || typeof b.detail !== 'string') return `${where}: error body lacks error/detail: ${JSON.stringify(res.body)}`;
@@ -87,6 +90,9 @@ export function contractProblem(method: string, url: string, res: ResponseLike):
   if (res.status >= 400 && (!documentedSchema || documentedSchema.properties?.error)) {
     const problem = errorSchemaOk();
     if (problem) return problem;
+  }
+  if (isNdjson && !(documented as { content?: Record<string, unknown> }).content?.['application/x-ndjson']) {
+    return `${where}: application/x-ndjson is not documented for ${op.operationId} ${res.status}`;
   }
   // A HEAD answer carries the GET's headers and no body.
   if (res.status !== 204 && isJson && method.toUpperCase() !== 'HEAD') {

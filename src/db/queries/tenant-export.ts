@@ -55,7 +55,10 @@ export async function tenantClash(trx: Knex.Transaction, id: string, slug: strin
  */
 export async function insertTenantRows(trx: Knex.Transaction, table: string, rows: readonly Record<string, unknown>[]): Promise<void> {
   const t = known(table);
-  await trx.raw(`insert into ${ident(t.table)} overriding system value select * from jsonb_populate_recordset(null::${ident(t.table)}, ?::jsonb)`, [JSON.stringify(rows)]);
+  // Events outlive their tenant (the log is append-only): restoring a deleted tenant on the
+  // deployment it left finds its old events still there, the same rows under the same ids.
+  const keep = t.table === 'events' ? ' on conflict (id) do nothing' : '';
+  await trx.raw(`insert into ${ident(t.table)} overriding system value select * from jsonb_populate_recordset(null::${ident(t.table)}, ?::jsonb)${keep}`, [JSON.stringify(rows)]);
 }
 
 /** Moves the shared credit-transaction sequence past `seq` (imported rows keep theirs). */
