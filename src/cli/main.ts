@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * tenantctl entry point (package.json "bin"). The only place the CLI touches process state:
- * argv, the standard streams (stdin only to ask for a confirmation), NO_COLOR and the exit status.
+ * argv, the standard streams (stdin to ask for a confirmation or to read an import), NO_COLOR and
+ * the exit status.
  */
 import readline from 'node:readline/promises';
 import { runCli } from './program';
@@ -35,7 +36,7 @@ const prompt =
       }
     : undefined;
 
-runCli(process.argv, { stdout, stderr, noColor: (process.env.NO_COLOR ?? '') !== '', prompt })
+runCli(process.argv, { stdout, stderr, noColor: (process.env.NO_COLOR ?? '') !== '', prompt, streams: { stdin: process.stdin, stdout: process.stdout } })
   .then((code) => {
     // exitCode, not exit(): let stdout drain when it is a pipe.
     process.exitCode = code;

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { Command, CommanderError, Option } from 'commander';
 import { defaultServiceUrl, type GlobalOptions } from './api';
 import type { CommandHelpers } from './command';
@@ -15,6 +16,7 @@ import { registerMigrateCommands } from './migrate';
 import { styleFor, type Out } from './output';
 import { registerTenantCommands } from './tenant';
 import { registerTenantAdminCommands, type Prompt } from './tenant-admin';
+import { registerTenantLifecycleCommands, type StandardStreams } from './tenant-lifecycle';
 import { registerMembersCommands } from './members';
 import { registerInvitationsCommands } from './invitations';
 import { registerWebhooksCommands } from './webhooks';
@@ -28,6 +30,8 @@ export interface CliIO {
   readonly noColor: boolean;
   /** Asks a question on the terminal; absent when stdin or stderr is not a terminal. */
   readonly prompt?: Prompt;
+  /** stdin and stdout as streams, for `tenant export` and `tenant import` (absent: those need a file). */
+  readonly streams?: StandardStreams;
 }
 
 /** Runs tenantctl with `argv` (as process.argv: node, script, args…) and returns the exit status. */
@@ -71,6 +75,10 @@ Examples:
   tenantctl tenant audit --tenant acme-corp
   tenantctl tenant update acme-corp --name "Acme Inc" --status active
   tenantctl tenant delete acme-corp --yes
+  tenantctl tenant suspend acme-corp --reason "Invoice 2026-10 unpaid"
+  tenantctl tenant schedule-deletion acme-corp --grace-days 30
+  tenantctl tenant export acme-corp --output acme-corp.ndjson
+  tenantctl --url https://new.example.com tenant import acme-corp.ndjson
   tenantctl members set-role bob@acme.com --role admin --tenant acme-corp
   tenantctl invitations create --email carol@acme.com --role member --tenant acme-corp
   tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
@@ -99,6 +107,7 @@ Examples:
   registerTokenCommand(program, helpers);
   registerConsoleCommand(program, helpers, (s) => io.stderr.write(s));
   registerTenantAdminCommands(program, helpers, io.prompt);
+  registerTenantLifecycleCommands(program, helpers, io.streams ?? { stdin: Readable.from([]), stdout: new Writable({ write: (_c, _e, cb) => cb(new Error('no stdout stream: pass --output')) }) });
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);

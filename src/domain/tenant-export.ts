@@ -10,6 +10,7 @@
  */
 import crypto from 'node:crypto';
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import { SCHEMA_VERSION } from '../db/database';
 import { TenantRow } from '../db/models';
 import { streamTenantRows } from '../db/queries/tenant-export';
@@ -41,12 +42,15 @@ export interface TenantExport {
 
 /** Writes `text` and waits for the stream to drain when its buffer is full. */
 async function put(out: NodeJS.WritableStream, text: string): Promise<void> {
-  if (!out.write(text)) {
-    const closed = once(out as unknown as NodeJS.EventEmitter, 'close').then(() => {
-      throw new Error('The export stream closed before the end');
-    });
-    await Promise.race([once(out as unknown as NodeJS.EventEmitter, 'drain'), closed]);
-  }
+  const w = out as Writable;
+  // A client that went away ends the export (and its snapshot transaction) at the next write.
+  if (w.destroyed || w.writableEnded) throw new Error('The export stream closed before the end');
+  if (w.write(text)) return;
+  if (w.destroyed) throw new Error('The export stream closed before the end');
+  const closed = once(w, 'close').then(() => {
+    throw new Error('The export stream closed before the end');
+  });
+  await Promise.race([once(w, 'drain'), closed]);
 }
 
 /**

@@ -64,6 +64,20 @@ describe('resolution: the tenant', () => {
   it('a pending tenant never provisions', () => {
     expect(refusal(decideEntry(byClaim, facts({ status: 'pending_approval' }), caller, member)).error).toBe('Tenant pending approval');
   });
+  it('suspended or pending deletion → 403 Tenant suspended, for members, platform admins and every access level alike', () => {
+    for (const status of ['suspended', 'pending_deletion'] as const) {
+      for (const who of [caller, platformAdmin]) {
+        for (const access of [member, adminOnly]) {
+          expect(refusal(decideEntry(byHeader, facts({ status, memberRole: 'admin' }), who, access))).toMatchObject({ status: 403, error: 'Tenant suspended' });
+        }
+      }
+      // A first use from a claim provisions nothing.
+      expect(refusal(decideEntry(byClaim, facts({ status }), caller, member)).error).toBe('Tenant suspended');
+    }
+  });
+  it('a stranger is not told the tenant is suspended: 403 Access denied', () => {
+    expect(refusal(decideEntry(byHeader, facts({ status: 'suspended' }), caller, member)).error).toBe('Access denied');
+  });
 });
 
 describe('membership', () => {
