@@ -52,6 +52,13 @@ export function invalidateTenantReads(queryClient: QueryClient): Promise<void> {
   });
 }
 
+const STATUS_LABELS: Record<string, string> = {
+  active: 'Active',
+  pending_approval: 'Waiting for approval',
+  suspended: 'Suspended',
+  pending_deletion: 'Scheduled for deletion',
+};
+
 export function statusLabel(status: string): string {
-  return status === 'pending_approval' ? 'Waiting for approval' : status === 'active' ? 'Active' : status;
+  return STATUS_LABELS[status] ?? status;
 }

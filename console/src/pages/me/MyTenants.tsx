@@ -5,6 +5,7 @@
 import { ErrorNotice, SuccessNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
+import { statusLabel } from '../../components/platform/tenant-forms';
 import { Link, navigate, useLocation } from '../../router';
 import { useSession } from '../../session';
 
@@ -46,7 +47,7 @@ export default function MyTenants() {
                     <code>{t.slug}</code>
                   </td>
                   <td>{t.role}</td>
-                  <td>{t.status === 'pending_approval' ? 'Waiting for approval' : 'Active'}</td>
+                  <td>{statusLabel(t.status)}</td>
                   <td>
                     <Time value={t.joined_at} />
                   </td>
@@ -71,6 +72,12 @@ export default function MyTenants() {
             })}
           </tbody>
         </table>
+      ) : null}
+      {s.myTenants.some((t) => t.status === 'suspended' || t.status === 'pending_deletion') ? (
+        <p className="hint">
+          A suspended tenant (or one scheduled for deletion) keeps its data but cannot be used: every API call to it is refused with 403 Tenant
+          suspended. Its admins can ask the operator of this service why.
+        </p>
       ) : null}
       {s.myTenants.some((t) => t.status === 'pending_approval') ? (
         <p className="hint">A tenant waiting for approval cannot be used until a platform admin approves it. Its members are told the same by every API call.</p>

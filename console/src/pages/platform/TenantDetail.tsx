@@ -1,8 +1,8 @@
 /**
  * Platform admins: one tenant. Its facts; Approve when it waits for approval; forms for its
- * details (name, slug, status, settings), membership policy and identity links; and its deletion
- * (preview, typed confirmation, delete).
- * Operations: getTenant, updateTenant, getTenantDeletionPreview, deleteTenant.
+ * details (name, slug, status, settings), membership policy and identity links; its lifecycle
+ * (suspension, scheduled deletion, export); and its deletion (preview, typed confirmation, delete).
+ * Operations: getTenant, updateTenant, getTenantDeletionPreview, deleteTenant and TenantLifecycle's.
  */
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -11,6 +11,7 @@ import { ErrorNotice, SuccessNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
 import { DeleteTenant } from '../../components/platform/DeleteTenant';
+import { TenantLifecycle } from '../../components/platform/TenantLifecycle';
 import { takeFlash } from '../../components/platform/flash';
 import { statusLabel } from '../../components/platform/tenant-forms';
 import { ApproveNotice, DetailsForm, LinksForm, PolicyForm } from '../../components/platform/TenantEditForms';
@@ -59,6 +60,7 @@ export default function TenantDetail({ params }: { params: Record<string, string
           <DetailsForm tenant={t} />
           <PolicyForm tenant={t} />
           <LinksForm tenant={t} />
+          <TenantLifecycle tenant={t} />
           <DeleteTenant tenant={t} />
         </>
       ) : null}
