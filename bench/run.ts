@@ -26,6 +26,8 @@
  * - 30 s of mixed reads and writes: zero 5xx, no lost or duplicated boards;
  * - what recording events costs, and another tenant's p99 while the largest events pages are
  *   read, as a ratio to its quiet p99 (bench/scenarios/events.ts);
+ * - moving a large tenant: its export and import, memory above idle and another tenant's decision
+ *   p99 meanwhile (bench/scenarios/tenant-move.ts; BENCH_ONLY=move, BENCH_MOVE_ROWS);
  * - the console: a platform admin's sign-in link to the tenants page until its 100th row shows,
  *   at 100 000 tenants, in Chromium, and the first page's gzipped bundle (bench/scenarios/console.ts).
  */
@@ -48,6 +50,7 @@ import { pipelineRatios } from './scenarios/pipeline-ratios';
 import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
 import { tenantSearchScenario } from './scenarios/tenant-search';
 import { startupScenario } from './scenarios/startup';
+import { tenantMoveScenario } from './scenarios/tenant-move';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -64,6 +67,10 @@ const ONLY_GATEWAY = process.env.BENCH_ONLY === 'gateway';
 const ONLY_CONSOLE = process.env.BENCH_ONLY === 'console';
 /** BENCH_ONLY=fairness: only the callers' fairness scenarios (a flooding neighbour, anonymous 1 MiB bodies). */
 const ONLY_FAIRNESS = process.env.BENCH_ONLY === 'fairness';
+/** BENCH_ONLY=move: only the export and import of a large tenant (bench/scenarios/tenant-move.ts). */
+const ONLY_MOVE = process.env.BENCH_ONLY === 'move';
+/** Rows of the tenant the move scenario exports and imports (BENCH_MOVE_ROWS; a million by default). */
+const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
 
 
 interface Latency {
@@ -314,6 +321,12 @@ async function main(): Promise<void> {
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
     }
+    if (ONLY_MOVE) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), tenant_move: await tenantMoveScenario(ctx, { owner, admin, rows: MOVE_ROWS }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
     if (!ONLY_RATIOS) {
       const ceil = await load('ceiling: bare express + helmet', `http://127.0.0.1:${ceiling.port}/ping`, {});
       throughput.push(
@@ -380,6 +393,8 @@ async function main(): Promise<void> {
 
     // Mixed reads and writes: zero 5xx, and every 201 is exactly one stored board.
     const mixed = await mixedLoad(service.port, member, owner);
+    // Export and import of a large tenant: time, memory above idle, another tenant's decision p99.
+    const tenantMove = await tenantMoveScenario(ctx, { owner, admin, rows: MOVE_ROWS });
 
     const results = {
       measured_at: new Date().toISOString(),
@@ -401,6 +416,7 @@ async function main(): Promise<void> {
         delete_tenant: { status: del.status, ms: Math.round(del.ms), rows_left: Number(left.rows[0]!.n) },
       },
       mixed_load: mixed,
+      tenant_move: tenantMove,
       startup: await startupScenario(log),
       targets: {
         get_tenant_ratio_at_least_0_4: (throughput[1]!.ratio_to_ceiling ?? 0) >= 0.4,

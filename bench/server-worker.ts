@@ -72,6 +72,10 @@ async function main(): Promise<void> {
       channel.postMessage({ cpu_us: u.user + u.system });
       return;
     }
+    if (m === 'rss') {
+      channel.postMessage({ rss_bytes: process.memoryUsage.rss() });
+      return;
+    }
     if (m !== 'stop') return;
     server.closeIdleConnections();
     server.close(() => {

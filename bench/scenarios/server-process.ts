@@ -11,6 +11,8 @@ export interface ServerProcess {
   port: number;
   /** CPU time (user + system) the process has used so far, in microseconds. */
   cpuMicros(): Promise<number>;
+  /** The process's resident set size now, in bytes. */
+  rssBytes(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,11 @@ export function startServerProcess(kind: WorkerKind, env: Record<string, string>
     cpuMicros: () => {
       const answer = next((m) => (typeof m.cpu_us === 'number' ? m.cpu_us : undefined));
       child.send('cpu');
+      return answer;
+    },
+    rssBytes: () => {
+      const answer = next((m) => (typeof m.rss_bytes === 'number' ? m.rss_bytes : undefined));
+      child.send('rss');
       return answer;
     },
     stop: () =>
