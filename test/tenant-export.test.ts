@@ -1,5 +1,5 @@
 /**
- * Tenant export and import (docs/operations.md, "Moving a tenant between deployments"): the
+ * Tenant export and import (docs/operations.md#moving-a-tenant-between-deployments): the
  * table list matches the database, an export round-trips through an import on a second
  * database to identical rows, no secret leaves, and a tampered, truncated, reordered or
  * foreign file — or one too large — writes nothing.

@@ -1,5 +1,5 @@
 /**
- * Suspension and scheduled deletion (docs/operations.md, "Tenant lifecycle"): every
+ * Suspension and scheduled deletion (docs/operations.md#tenant-lifecycle): every
  * tenant-scoped operation of openapi.yaml — read from the contract's x-access, so a new
  * operation is covered without editing this file — is refused with 403 `Tenant suspended` while
  * the tenant is suspended or pending deletion, and admitted again after reactivation or

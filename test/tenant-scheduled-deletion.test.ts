@@ -1,5 +1,5 @@
 /**
- * Scheduled deletion (docs/operations.md, "Tenant lifecycle"): once `delete_after` has passed,
+ * Scheduled deletion (docs/operations.md#tenant-lifecycle): once `delete_after` has passed,
  * the deletion runs exactly once even when two instances (each with its own pool) race for it,
  * with `tenant.deleted` whose actor is the schedule; a deletion not yet due, or cancelled, is not run.
  */

@@ -1,5 +1,5 @@
 /**
- * Moving a large tenant (docs/operations.md, "Moving a tenant between deployments"): the export
+ * Moving a large tenant (docs/operations.md#moving-a-tenant-between-deployments): the export
  * of a tenant of `rows` rows (a million in the full bench; BENCH_MOVE_ROWS sets it) to a file,
  * then, after the tenant is deleted, its import from that file, on a service in its own process.
  * For each: the time, the service process's peak memory above its idle memory (goal < 100 MiB;

@@ -1,7 +1,7 @@
 /**
  * `tenantctl tenant suspend|reactivate|schedule-deletion|cancel-deletion|export|import`: a
- * tenant's lifecycle on the generated client (platform admin); see docs/operations.md, "Tenant
- * lifecycle". Export writes the file to --output or stdout and import reads a file or stdin,
+ * tenant's lifecycle on the generated client (platform admin); see
+ * docs/operations.md#tenant-lifecycle. Export writes the file to --output or stdout and import reads a file or stdin,
  * both streamed (a tenant of any size costs the CLI a buffer, not the file); progress goes to
  * stderr only when it is a terminal.
  */

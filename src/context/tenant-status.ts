@@ -1,5 +1,5 @@
 /**
- * A tenant's status (docs/operations.md, "Tenant lifecycle"): `active`, `pending_approval`
+ * A tenant's status (docs/operations.md#tenant-lifecycle): `active`, `pending_approval`
  * (self-registered, awaiting a platform admin), `suspended` and `pending_deletion`. Only an
  * active tenant is entered; src/tenancy/decide.ts refuses the others. No imports, so every layer
  * (and the console) may read it.

@@ -21,7 +21,7 @@ export const TENANT_TABLES = [
 ] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 
-/** One table of a tenant's data as an export carries it (docs/operations.md, "Moving a tenant"). */
+/** One table of a tenant's data as an export carries it (docs/operations.md#moving-a-tenant-between-deployments). */
 export interface TenantDataTable {
   readonly table: string;
   /** The column naming the tenant: `id` for `tenants`, else `tenant_id`. */

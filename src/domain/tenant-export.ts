@@ -1,5 +1,5 @@
 /**
- * Tenant export (docs/operations.md, "Moving a tenant between deployments"): every row the
+ * Tenant export (docs/operations.md#moving-a-tenant-between-deployments): every row the
  * tenant owns as newline-delimited JSON, from one snapshot, streamed with bounded memory:
  *
  *   {"type":"manifest","format":"tenant-service.export/1","tenant_id":…,"slug":…,"schema_version":…,"exported_at":…,"tables":[…]}

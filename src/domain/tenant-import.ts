@@ -1,5 +1,5 @@
 /**
- * Tenant import (docs/operations.md, "Moving a tenant between deployments"): an export file
+ * Tenant import (docs/operations.md#moving-a-tenant-between-deployments): an export file
  * (./tenant-export.ts) read as it streams and written in one transaction with the same ids.
  * Any fault — a line that is not JSON or not of the format, a row of another tenant, rows out of
  * table order, counts or a SHA-256 that do not match, a missing end line, another format or

@@ -1,5 +1,5 @@
 /**
- * A tenant's lifecycle (docs/operations.md, "Tenant lifecycle"): suspend and reactivate, schedule
+ * A tenant's lifecycle (docs/operations.md#tenant-lifecycle): suspend and reactivate, schedule
  * a deletion after a grace period and cancel it, and the scheduled deletion itself. Platform
  * level: the `tenants` row is changed in a service transaction, with its event. What a status
  * means to requests is decided in src/tenancy/decide.ts.

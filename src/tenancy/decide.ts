@@ -92,7 +92,7 @@ function sourceOf(request: EntryRequest): TenantSource {
  * Why a tenant of this status cannot be used, whoever asks (null: active). A suspended tenant
  * and one pending deletion are refused alike, for platform admins too (they manage it under
  * /api/setup); the suspension's reason is the operator's note and is never shown here
- * (docs/operations.md, "Tenant lifecycle"). Invitation accept asks this too: it names its
+ * (docs/operations.md#tenant-lifecycle). Invitation accept asks this too: it names its
  * tenant by the invitation, not by a header.
  */
 export function statusRefusal(slug: string, status: TenantStatus): ApiError | null {

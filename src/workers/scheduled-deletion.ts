@@ -1,5 +1,5 @@
 /**
- * Scheduled tenant deletions (docs/operations.md, "Tenant lifecycle"): every instance looks for
+ * Scheduled tenant deletions (docs/operations.md#tenant-lifecycle): every instance looks for
  * due deletions every `intervalMs` (default 20 s, so a due tenant goes within a minute); a
  * per-tenant advisory lock lets exactly one instance run each (src/domain/tenant-lifecycle.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * A tenant's lifecycle (docs/operations.md, "Tenant lifecycle"):
+ * A tenant's lifecycle (docs/operations.md#tenant-lifecycle):
  *
  * - `tenants.status` gains `suspended` and `pending_deletion`; both are refused like a tenant
  *   awaiting approval by the decision (src/tenancy/decide.ts), which reads the status through

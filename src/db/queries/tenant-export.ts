@@ -1,6 +1,6 @@
 /**
- * The statements of a tenant export and import (docs/operations.md, "Moving a tenant between
- * deployments"). Rows travel as JSON text made by PostgreSQL (`to_jsonb`), so every value keeps
+ * The statements of a tenant export and import (docs/operations.md#moving-a-tenant-between-deployments).
+ * Rows travel as JSON text made by PostgreSQL (`to_jsonb`), so every value keeps
  * its exact form (microsecond timestamps, jsonb, bigint) and comes back through
  * `jsonb_populate_recordset` by column name.
  */

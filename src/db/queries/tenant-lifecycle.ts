@@ -1,5 +1,5 @@
 /**
- * The statements of a tenant's lifecycle (docs/operations.md, "Tenant lifecycle"): the due
+ * The statements of a tenant's lifecycle (docs/operations.md#tenant-lifecycle): the due
  * scheduled deletions and the lock that lets one instance run each. Called with service
  * transactions (src/db/tenant-scope.ts `withService`); status changes go through
  * ./tenants.ts `patchTenant`.

@@ -1,5 +1,5 @@
 /**
- * A tenant's lifecycle on its page (docs/operations.md, "Tenant lifecycle"): its state
+ * A tenant's lifecycle on its page (docs/operations.md#tenant-lifecycle): its state
  * (suspended since when and why, deletion scheduled for when), suspend with a reason and
  * reactivate, schedule a deletion after a grace period and cancel it, and download the export.
  * Operations: suspendTenant, reactivateTenant, scheduleTenantDeletion, cancelTenantDeletion,
