@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -479,6 +479,121 @@ export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(opti
 });
 
 /**
+ * List the permission catalogue
+ *
+ * Every permission, sorted by key. Roles are built from these (docs/roles.md).
+ *
+ */
+export const listPermissions = <ThrowOnError extends boolean = false>(options?: Options<ListPermissionsData, ThrowOnError>) => (options?.client ?? client).get<ListPermissionsResponses, ListPermissionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/permissions',
+    ...options
+});
+
+/**
+ * Define a permission
+ *
+ * A key is 1–100 characters of `a-z 0-9 . _ -` in segments joined by `:`
+ * (`invoices:write`). A key already defined is 409 `Conflict`; at most 500 permissions
+ * (409 beyond). Event `permission.created`.
+ *
+ */
+export const createPermission = <ThrowOnError extends boolean = false>(options: Options<CreatePermissionData, ThrowOnError>) => (options.client ?? client).post<CreatePermissionResponses, CreatePermissionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/permissions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a permission
+ *
+ * The permission leaves the catalogue and every role that held it (platform roles and every
+ * tenant's own), in one transaction; holders lose it at their next decision. Event
+ * `permission.deleted` with the platform roles it was taken from.
+ *
+ */
+export const deletePermission = <ThrowOnError extends boolean = false>(options: Options<DeletePermissionData, ThrowOnError>) => (options.client ?? client).delete<DeletePermissionResponses, DeletePermissionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/permissions/{permission_key}',
+    ...options
+});
+
+/**
+ * List platform roles
+ *
+ * The roles available in every tenant, built-in `admin` and `member` first.
+ *
+ */
+export const listPlatformRoles = <ThrowOnError extends boolean = false>(options?: Options<ListPlatformRolesData, ThrowOnError>) => (options?.client ?? client).get<ListPlatformRolesResponses, ListPlatformRolesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/roles',
+    ...options
+});
+
+/**
+ * Create a platform role
+ *
+ * A role available in every tenant. Its key follows the slug pattern and may not equal a
+ * platform role's or any tenant's own role's (409); its permissions must be in the catalogue
+ * (400 naming the unknown key). At most 100 platform roles and 100 permissions per role.
+ * Event `role.created` (tenant_id null).
+ *
+ */
+export const createPlatformRole = <ThrowOnError extends boolean = false>(options: Options<CreatePlatformRoleData, ThrowOnError>) => (options.client ?? client).post<CreatePlatformRoleResponses, CreatePlatformRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/roles',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a platform role
+ *
+ * The built-in `admin` and `member` cannot be deleted (400). A role that a member or a
+ * pending invitation of any tenant holds is 409, saying how many hold it. Event `role.deleted`.
+ *
+ */
+export const deletePlatformRole = <ThrowOnError extends boolean = false>(options: Options<DeletePlatformRoleData, ThrowOnError>) => (options.client ?? client).delete<DeletePlatformRoleResponses, DeletePlatformRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/roles/{role_key}',
+    ...options
+});
+
+/**
+ * Get a platform role
+ */
+export const getPlatformRole = <ThrowOnError extends boolean = false>(options: Options<GetPlatformRoleData, ThrowOnError>) => (options.client ?? client).get<GetPlatformRoleResponses, GetPlatformRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/roles/{role_key}',
+    ...options
+});
+
+/**
+ * Replace a platform role
+ *
+ * Replaces name, description and permissions. A role's key never changes: a `key` in the
+ * body that differs is 400. The built-in `admin` and `member` may be edited too. Every holder
+ * has the new permissions at their next decision. Event `role.updated`.
+ *
+ */
+export const updatePlatformRole = <ThrowOnError extends boolean = false>(options: Options<UpdatePlatformRoleData, ThrowOnError>) => (options.client ?? client).put<UpdatePlatformRoleResponses, UpdatePlatformRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/roles/{role_key}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
  * Check registration status
  */
 export const getRegistrationStatus = <ThrowOnError extends boolean = false>(options?: Options<GetRegistrationStatusData, ThrowOnError>) => (options?.client ?? client).get<GetRegistrationStatusResponses, GetRegistrationStatusErrors, ThrowOnError>({
@@ -554,8 +669,10 @@ export const getCurrentTenant = <ThrowOnError extends boolean = false>(options?:
  * `forward_auth`, Traefik `forwardAuth`, Envoy `ext_authz`): the same tenant resolution,
  * membership and provisioning as `GET /api/tenant`, from the forwarded request's
  * `Authorization` and `X-Tenant` headers (and the token's claims). On **200** the headers
- * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-User-Id` and `X-User-Subject` carry the
- * decision for the gateway to copy onto the request it forwards to the product.
+ * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-Tenant-Permissions`, `X-User-Id` and
+ * `X-User-Subject` carry the decision for the gateway to copy onto the request it forwards
+ * to the product. `?permission=invoices:write` (repeatable) admits only members whose role
+ * holds every permission named (docs/roles.md).
  *
  * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
  * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is
@@ -585,7 +702,7 @@ export const decideTenantAccess = <ThrowOnError extends boolean = false>(options
  * service. Signed with ES256; header `typ: at+jwt` and `kid`; claims `iss`
  * (SERVICE_TENANT_TOKEN_ISSUER), `aud` (SERVICE_TENANT_TOKEN_AUDIENCE), `sub` (the
  * caller's subject), `idp_iss` (the caller's identity provider), `client_id`,
- * `tenant_id`, `tenant_slug`, `tenant_role`, `user_id`, `iat`, `exp`
+ * `tenant_id`, `tenant_slug`, `tenant_role`, `permissions` (sorted), `user_id`, `iat`, `exp`
  * (SERVICE_TENANT_TOKEN_TTL seconds, default 300) and `jti`.
  *
  * The tenant is resolved like `GET /api/tenant` (claims or `X-Tenant`); only members
@@ -682,6 +799,82 @@ export const leaveTenant = <ThrowOnError extends boolean = false>(options?: Opti
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenant/membership',
     ...options
+});
+
+/**
+ * List the roles available in the tenant
+ *
+ * The platform roles and the tenant's own, each with its `scope`: what a member of this tenant
+ * can be given. Tenant admins, and platform admins through X-Tenant.
+ *
+ */
+export const listTenantRoles = <ThrowOnError extends boolean = false>(options?: Options<ListTenantRolesData, ThrowOnError>) => (options?.client ?? client).get<ListTenantRolesResponses, ListTenantRolesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/roles',
+    ...options
+});
+
+/**
+ * Create a tenant's own role
+ *
+ * A role of this tenant only, composed of catalogue permissions (a key not in the catalogue is
+ * 400 naming it: a tenant admin composes roles, never invents permissions). Its key may not
+ * equal a platform role's or another of the tenant's (409). At most 50 roles per tenant and
+ * 100 permissions per role. Event `role.created`.
+ *
+ */
+export const createTenantRole = <ThrowOnError extends boolean = false>(options: Options<CreateTenantRoleData, ThrowOnError>) => (options.client ?? client).post<CreateTenantRoleResponses, CreateTenantRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/roles',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a tenant's own role
+ *
+ * A platform role is 403 here. A role that a member or a pending invitation holds is 409,
+ * saying how many hold it. Event `role.deleted`.
+ *
+ */
+export const deleteTenantRole = <ThrowOnError extends boolean = false>(options: Options<DeleteTenantRoleData, ThrowOnError>) => (options.client ?? client).delete<DeleteTenantRoleResponses, DeleteTenantRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/roles/{role_key}',
+    ...options
+});
+
+/**
+ * Get a role available in the tenant
+ *
+ * A platform role or one of the tenant's own (see `scope`).
+ *
+ */
+export const getTenantRole = <ThrowOnError extends boolean = false>(options: Options<GetTenantRoleData, ThrowOnError>) => (options.client ?? client).get<GetTenantRoleResponses, GetTenantRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/roles/{role_key}',
+    ...options
+});
+
+/**
+ * Replace a tenant's own role
+ *
+ * Replaces name, description and permissions (catalogue keys only). A platform role is
+ * 403 here: platform roles are edited under /api/setup/roles only. A `key` in the body that
+ * differs is 400. Every holder has the new permissions at their next decision. Event
+ * `role.updated`.
+ *
+ */
+export const updateTenantRole = <ThrowOnError extends boolean = false>(options: Options<UpdateTenantRoleData, ThrowOnError>) => (options.client ?? client).put<UpdateTenantRoleResponses, UpdateTenantRoleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/roles/{role_key}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**

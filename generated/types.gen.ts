@@ -492,7 +492,96 @@ export type RegistrationResult = {
     api_access: ApiAccess;
 };
 
-export type MemberRole = 'admin' | 'member';
+/**
+ * Segments of `a-z 0-9 . _ -` joined by `:`, e.g. `invoices:write`.
+ */
+export type PermissionKey = string;
+
+/**
+ * Permission keys, sorted.
+ */
+export type PermissionKeys = Array<PermissionKey>;
+
+export type Permission = {
+    key: PermissionKey;
+    description: string;
+    created_at: string;
+};
+
+export type PermissionList = {
+    permissions: Array<Permission>;
+};
+
+export type CreatePermissionRequest = {
+    key: PermissionKey;
+    description?: string;
+};
+
+export type DeletedPermission = {
+    key: PermissionKey;
+    description: string;
+    created_at: string;
+    /**
+     * The platform roles that held it (tenants' own roles lose it too).
+     */
+    removed_from_platform_roles: Array<RoleKey>;
+};
+
+/**
+ * A role's key (the slug pattern), e.g. `admin`, `member` or a custom role.
+ */
+export type RoleKey = string;
+
+export type Role = {
+    key: RoleKey;
+    name: string;
+    description: string;
+    permissions: PermissionKeys;
+    /**
+     * `platform`: available in every tenant, edited under /api/setup; `tenant`: this tenant's own.
+     */
+    scope: 'platform' | 'tenant';
+    /**
+     * The built-in `admin` and `member` (never deleted, keys fixed).
+     */
+    built_in: boolean;
+    created_at: string;
+    updated_at: string;
+};
+
+export type RoleList = {
+    roles: Array<Role>;
+};
+
+/**
+ * Catalogue permission keys, at most 100 (repeats count once).
+ */
+export type RolePermissionsInput = Array<PermissionKey>;
+
+export type CreateRoleRequest = {
+    key: RoleKey;
+    name: string;
+    description?: string;
+    permissions?: RolePermissionsInput;
+};
+
+export type UpdateRoleRequest = {
+    /**
+     * Optional; must equal the role's key (keys never change).
+     */
+    key?: RoleKey;
+    name: string;
+    /**
+     * Replaced too; absent means empty.
+     */
+    description?: string;
+    permissions: RolePermissionsInput;
+};
+
+/**
+ * Any role key available in the tenant (a platform role or the tenant's own); an unknown key is 400 naming it.
+ */
+export type MemberRole = RoleKey;
 
 export type MyTenant = {
     tenant_id: string;
@@ -500,6 +589,10 @@ export type MyTenant = {
     slug: Slug;
     status: TenantStatus;
     role: MemberRole;
+    /**
+     * The permissions of the role, sorted.
+     */
+    permissions: PermissionKeys;
     joined_at: string;
 };
 
@@ -514,6 +607,10 @@ export type Member = {
     email: string | null;
     display_name: string | null;
     role: MemberRole;
+    /**
+     * The permissions of the role, sorted.
+     */
+    permissions: PermissionKeys;
     created_at: string;
 };
 
@@ -621,7 +718,11 @@ export type AcceptedInvitation = {
 export type TenantDecision = {
     tenant_id: string;
     tenant_slug: string;
-    tenant_role: 'admin' | 'member';
+    tenant_role: RoleKey;
+    /**
+     * The permissions of the role, sorted.
+     */
+    permissions: PermissionKeys;
     user_id: string;
     /**
      * The token's `sub`, as is.
@@ -706,6 +807,10 @@ export type TenantToken = {
     tenant_id: string;
     tenant_slug: string;
     role: MemberRole;
+    /**
+     * The permissions of the role, sorted.
+     */
+    permissions: PermissionKeys;
 };
 
 export type CreateConsoleCodeRequest = {
@@ -772,6 +877,10 @@ export type KeyRotation = {
  *
  */
 export type XTenant = string;
+
+export type PermissionKeyPath = PermissionKey;
+
+export type RoleKeyPath = RoleKey;
 
 export type WebhookId = string;
 
@@ -2311,6 +2420,450 @@ export type ListWebhookDeliveriesResponses = {
 
 export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
 
+export type ListPermissionsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/setup/permissions';
+};
+
+export type ListPermissionsErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListPermissionsError = ListPermissionsErrors[keyof ListPermissionsErrors];
+
+export type ListPermissionsResponses = {
+    /**
+     * The catalogue.
+     */
+    200: PermissionList;
+};
+
+export type ListPermissionsResponse = ListPermissionsResponses[keyof ListPermissionsResponses];
+
+export type CreatePermissionData = {
+    body: CreatePermissionRequest;
+    path?: never;
+    query?: never;
+    url: '/api/setup/permissions';
+};
+
+export type CreatePermissionErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreatePermissionError = CreatePermissionErrors[keyof CreatePermissionErrors];
+
+export type CreatePermissionResponses = {
+    /**
+     * The new permission.
+     */
+    201: Permission;
+};
+
+export type CreatePermissionResponse = CreatePermissionResponses[keyof CreatePermissionResponses];
+
+export type DeletePermissionData = {
+    body?: never;
+    path: {
+        permission_key: PermissionKey;
+    };
+    query?: never;
+    url: '/api/setup/permissions/{permission_key}';
+};
+
+export type DeletePermissionErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeletePermissionError = DeletePermissionErrors[keyof DeletePermissionErrors];
+
+export type DeletePermissionResponses = {
+    /**
+     * The deleted permission.
+     */
+    200: DeletedPermission;
+};
+
+export type DeletePermissionResponse = DeletePermissionResponses[keyof DeletePermissionResponses];
+
+export type ListPlatformRolesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/setup/roles';
+};
+
+export type ListPlatformRolesErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListPlatformRolesError = ListPlatformRolesErrors[keyof ListPlatformRolesErrors];
+
+export type ListPlatformRolesResponses = {
+    /**
+     * The platform roles.
+     */
+    200: RoleList;
+};
+
+export type ListPlatformRolesResponse = ListPlatformRolesResponses[keyof ListPlatformRolesResponses];
+
+export type CreatePlatformRoleData = {
+    body: CreateRoleRequest;
+    path?: never;
+    query?: never;
+    url: '/api/setup/roles';
+};
+
+export type CreatePlatformRoleErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreatePlatformRoleError = CreatePlatformRoleErrors[keyof CreatePlatformRoleErrors];
+
+export type CreatePlatformRoleResponses = {
+    /**
+     * The new role.
+     */
+    201: Role;
+};
+
+export type CreatePlatformRoleResponse = CreatePlatformRoleResponses[keyof CreatePlatformRoleResponses];
+
+export type DeletePlatformRoleData = {
+    body?: never;
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/setup/roles/{role_key}';
+};
+
+export type DeletePlatformRoleErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeletePlatformRoleError = DeletePlatformRoleErrors[keyof DeletePlatformRoleErrors];
+
+export type DeletePlatformRoleResponses = {
+    /**
+     * The deleted role.
+     */
+    200: Role;
+};
+
+export type DeletePlatformRoleResponse = DeletePlatformRoleResponses[keyof DeletePlatformRoleResponses];
+
+export type GetPlatformRoleData = {
+    body?: never;
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/setup/roles/{role_key}';
+};
+
+export type GetPlatformRoleErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetPlatformRoleError = GetPlatformRoleErrors[keyof GetPlatformRoleErrors];
+
+export type GetPlatformRoleResponses = {
+    /**
+     * The role.
+     */
+    200: Role;
+};
+
+export type GetPlatformRoleResponse = GetPlatformRoleResponses[keyof GetPlatformRoleResponses];
+
+export type UpdatePlatformRoleData = {
+    body: UpdateRoleRequest;
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/setup/roles/{role_key}';
+};
+
+export type UpdatePlatformRoleErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdatePlatformRoleError = UpdatePlatformRoleErrors[keyof UpdatePlatformRoleErrors];
+
+export type UpdatePlatformRoleResponses = {
+    /**
+     * The role after the change.
+     */
+    200: Role;
+};
+
+export type UpdatePlatformRoleResponse = UpdatePlatformRoleResponses[keyof UpdatePlatformRoleResponses];
+
 export type GetRegistrationStatusData = {
     body?: never;
     path?: never;
@@ -2536,9 +3089,18 @@ export type DecideTenantAccessData = {
     path?: never;
     query?: {
         /**
-         * Refuse (403 `Forbidden`) members without this role. `member` admits every member.
+         * Refuse (403 `Forbidden`) members without this role; any role key. `member` admits
+         * every member.
+         *
          */
-        role?: 'admin' | 'member';
+        role?: RoleKey;
+        /**
+         * Repeatable; all are required. Refuse (403 `Access denied`, naming the first one
+         * missing) a member whose role does not hold every one. A key the catalogue does not
+         * know is missing (fail closed). At most 20.
+         *
+         */
+        permission?: Array<PermissionKey>;
         /**
          * Any other query parameter is accepted and ignored: Envoy's `ext_authz` appends the
          * product request's path and query to its `path_prefix`
@@ -2559,8 +3121,9 @@ export type DecideTenantAccessErrors = {
     401: Error;
     /**
      * Every refusal other than the token's: `Missing X-Tenant header`, `Invalid X-Tenant header
-     * format`, `Tenant not found`, `Access denied`, `Tenant pending approval`, `Forbidden`
-     * (the `role` is not held), `Validation error`, `Method not allowed`.
+     * format`, `Tenant not found`, `Access denied` (also: a `permission` not held),
+     * `Tenant pending approval`, `Forbidden` (the `role` is not held), `Validation error`,
+     * `Method not allowed`.
      *
      */
     403: Error;
@@ -3008,6 +3571,351 @@ export type LeaveTenantResponses = {
 };
 
 export type LeaveTenantResponse = LeaveTenantResponses[keyof LeaveTenantResponses];
+
+export type ListTenantRolesData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/roles';
+};
+
+export type ListTenantRolesErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListTenantRolesError = ListTenantRolesErrors[keyof ListTenantRolesErrors];
+
+export type ListTenantRolesResponses = {
+    /**
+     * The roles.
+     */
+    200: RoleList;
+};
+
+export type ListTenantRolesResponse = ListTenantRolesResponses[keyof ListTenantRolesResponses];
+
+export type CreateTenantRoleData = {
+    body: CreateRoleRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/roles';
+};
+
+export type CreateTenantRoleErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateTenantRoleError = CreateTenantRoleErrors[keyof CreateTenantRoleErrors];
+
+export type CreateTenantRoleResponses = {
+    /**
+     * The new role.
+     */
+    201: Role;
+};
+
+export type CreateTenantRoleResponse = CreateTenantRoleResponses[keyof CreateTenantRoleResponses];
+
+export type DeleteTenantRoleData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/tenant/roles/{role_key}';
+};
+
+export type DeleteTenantRoleErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeleteTenantRoleError = DeleteTenantRoleErrors[keyof DeleteTenantRoleErrors];
+
+export type DeleteTenantRoleResponses = {
+    /**
+     * The deleted role.
+     */
+    200: Role;
+};
+
+export type DeleteTenantRoleResponse = DeleteTenantRoleResponses[keyof DeleteTenantRoleResponses];
+
+export type GetTenantRoleData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/tenant/roles/{role_key}';
+};
+
+export type GetTenantRoleErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetTenantRoleError = GetTenantRoleErrors[keyof GetTenantRoleErrors];
+
+export type GetTenantRoleResponses = {
+    /**
+     * The role.
+     */
+    200: Role;
+};
+
+export type GetTenantRoleResponse = GetTenantRoleResponses[keyof GetTenantRoleResponses];
+
+export type UpdateTenantRoleData = {
+    body: UpdateRoleRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        role_key: RoleKey;
+    };
+    query?: never;
+    url: '/api/tenant/roles/{role_key}';
+};
+
+export type UpdateTenantRoleErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateTenantRoleError = UpdateTenantRoleErrors[keyof UpdateTenantRoleErrors];
+
+export type UpdateTenantRoleResponses = {
+    /**
+     * The role after the change.
+     */
+    200: Role;
+};
+
+export type UpdateTenantRoleResponse = UpdateTenantRoleResponses[keyof UpdateTenantRoleResponses];
 
 export type ListInvitationsData = {
     body?: never;

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createTenant, createWebhook, decideTenantAccess, deleteTenant, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listTenantEvents, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updateTenant, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -846,6 +846,176 @@ export const listWebhookDeliveriesInfiniteOptions = (options: Options<ListWebhoo
     queryKey: listWebhookDeliveriesInfiniteQueryKey(options)
 });
 
+export const listPermissionsQueryKey = (options?: Options<ListPermissionsData>) => createQueryKey('listPermissions', options);
+
+/**
+ * List the permission catalogue
+ *
+ * Every permission, sorted by key. Roles are built from these (docs/roles.md).
+ *
+ */
+export const listPermissionsOptions = (options?: Options<ListPermissionsData>) => queryOptions<ListPermissionsResponse, ListPermissionsError, ListPermissionsResponse, ReturnType<typeof listPermissionsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listPermissions({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listPermissionsQueryKey(options)
+});
+
+/**
+ * Define a permission
+ *
+ * A key is 1–100 characters of `a-z 0-9 . _ -` in segments joined by `:`
+ * (`invoices:write`). A key already defined is 409 `Conflict`; at most 500 permissions
+ * (409 beyond). Event `permission.created`.
+ *
+ */
+export const createPermissionMutation = (options?: Partial<Options<CreatePermissionData>>): UseMutationOptions<CreatePermissionResponse, CreatePermissionError, Options<CreatePermissionData>> => {
+    const mutationOptions: UseMutationOptions<CreatePermissionResponse, CreatePermissionError, Options<CreatePermissionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createPermission({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a permission
+ *
+ * The permission leaves the catalogue and every role that held it (platform roles and every
+ * tenant's own), in one transaction; holders lose it at their next decision. Event
+ * `permission.deleted` with the platform roles it was taken from.
+ *
+ */
+export const deletePermissionMutation = (options?: Partial<Options<DeletePermissionData>>): UseMutationOptions<DeletePermissionResponse, DeletePermissionError, Options<DeletePermissionData>> => {
+    const mutationOptions: UseMutationOptions<DeletePermissionResponse, DeletePermissionError, Options<DeletePermissionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deletePermission({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listPlatformRolesQueryKey = (options?: Options<ListPlatformRolesData>) => createQueryKey('listPlatformRoles', options);
+
+/**
+ * List platform roles
+ *
+ * The roles available in every tenant, built-in `admin` and `member` first.
+ *
+ */
+export const listPlatformRolesOptions = (options?: Options<ListPlatformRolesData>) => queryOptions<ListPlatformRolesResponse, ListPlatformRolesError, ListPlatformRolesResponse, ReturnType<typeof listPlatformRolesQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listPlatformRoles({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listPlatformRolesQueryKey(options)
+});
+
+/**
+ * Create a platform role
+ *
+ * A role available in every tenant. Its key follows the slug pattern and may not equal a
+ * platform role's or any tenant's own role's (409); its permissions must be in the catalogue
+ * (400 naming the unknown key). At most 100 platform roles and 100 permissions per role.
+ * Event `role.created` (tenant_id null).
+ *
+ */
+export const createPlatformRoleMutation = (options?: Partial<Options<CreatePlatformRoleData>>): UseMutationOptions<CreatePlatformRoleResponse, CreatePlatformRoleError, Options<CreatePlatformRoleData>> => {
+    const mutationOptions: UseMutationOptions<CreatePlatformRoleResponse, CreatePlatformRoleError, Options<CreatePlatformRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createPlatformRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a platform role
+ *
+ * The built-in `admin` and `member` cannot be deleted (400). A role that a member or a
+ * pending invitation of any tenant holds is 409, saying how many hold it. Event `role.deleted`.
+ *
+ */
+export const deletePlatformRoleMutation = (options?: Partial<Options<DeletePlatformRoleData>>): UseMutationOptions<DeletePlatformRoleResponse, DeletePlatformRoleError, Options<DeletePlatformRoleData>> => {
+    const mutationOptions: UseMutationOptions<DeletePlatformRoleResponse, DeletePlatformRoleError, Options<DeletePlatformRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deletePlatformRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getPlatformRoleQueryKey = (options: Options<GetPlatformRoleData>) => createQueryKey('getPlatformRole', options);
+
+/**
+ * Get a platform role
+ */
+export const getPlatformRoleOptions = (options: Options<GetPlatformRoleData>) => queryOptions<GetPlatformRoleResponse, GetPlatformRoleError, GetPlatformRoleResponse, ReturnType<typeof getPlatformRoleQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getPlatformRole({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getPlatformRoleQueryKey(options)
+});
+
+/**
+ * Replace a platform role
+ *
+ * Replaces name, description and permissions. A role's key never changes: a `key` in the
+ * body that differs is 400. The built-in `admin` and `member` may be edited too. Every holder
+ * has the new permissions at their next decision. Event `role.updated`.
+ *
+ */
+export const updatePlatformRoleMutation = (options?: Partial<Options<UpdatePlatformRoleData>>): UseMutationOptions<UpdatePlatformRoleResponse, UpdatePlatformRoleError, Options<UpdatePlatformRoleData>> => {
+    const mutationOptions: UseMutationOptions<UpdatePlatformRoleResponse, UpdatePlatformRoleError, Options<UpdatePlatformRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updatePlatformRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
 export const getRegistrationStatusQueryKey = (options?: Options<GetRegistrationStatusData>) => createQueryKey('getRegistrationStatus', options);
 
 /**
@@ -955,8 +1125,10 @@ export const decideTenantAccessQueryKey = (options?: Options<DecideTenantAccessD
  * `forward_auth`, Traefik `forwardAuth`, Envoy `ext_authz`): the same tenant resolution,
  * membership and provisioning as `GET /api/tenant`, from the forwarded request's
  * `Authorization` and `X-Tenant` headers (and the token's claims). On **200** the headers
- * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-User-Id` and `X-User-Subject` carry the
- * decision for the gateway to copy onto the request it forwards to the product.
+ * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-Tenant-Permissions`, `X-User-Id` and
+ * `X-User-Subject` carry the decision for the gateway to copy onto the request it forwards
+ * to the product. `?permission=invoices:write` (repeatable) admits only members whose role
+ * holds every permission named (docs/roles.md).
  *
  * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
  * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is
@@ -992,7 +1164,7 @@ export const decideTenantAccessOptions = (options?: Options<DecideTenantAccessDa
  * service. Signed with ES256; header `typ: at+jwt` and `kid`; claims `iss`
  * (SERVICE_TENANT_TOKEN_ISSUER), `aud` (SERVICE_TENANT_TOKEN_AUDIENCE), `sub` (the
  * caller's subject), `idp_iss` (the caller's identity provider), `client_id`,
- * `tenant_id`, `tenant_slug`, `tenant_role`, `user_id`, `iat`, `exp`
+ * `tenant_id`, `tenant_slug`, `tenant_role`, `permissions` (sorted), `user_id`, `iat`, `exp`
  * (SERVICE_TENANT_TOKEN_TTL seconds, default 300) and `jti`.
  *
  * The tenant is resolved like `GET /api/tenant` (claims or `X-Tenant`); only members
@@ -1149,6 +1321,116 @@ export const leaveTenantMutation = (options?: Partial<Options<LeaveTenantData>>)
     const mutationOptions: UseMutationOptions<LeaveTenantResponse, LeaveTenantError, Options<LeaveTenantData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await leaveTenant({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listTenantRolesQueryKey = (options?: Options<ListTenantRolesData>) => createQueryKey('listTenantRoles', options);
+
+/**
+ * List the roles available in the tenant
+ *
+ * The platform roles and the tenant's own, each with its `scope`: what a member of this tenant
+ * can be given. Tenant admins, and platform admins through X-Tenant.
+ *
+ */
+export const listTenantRolesOptions = (options?: Options<ListTenantRolesData>) => queryOptions<ListTenantRolesResponse, ListTenantRolesError, ListTenantRolesResponse, ReturnType<typeof listTenantRolesQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listTenantRoles({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listTenantRolesQueryKey(options)
+});
+
+/**
+ * Create a tenant's own role
+ *
+ * A role of this tenant only, composed of catalogue permissions (a key not in the catalogue is
+ * 400 naming it: a tenant admin composes roles, never invents permissions). Its key may not
+ * equal a platform role's or another of the tenant's (409). At most 50 roles per tenant and
+ * 100 permissions per role. Event `role.created`.
+ *
+ */
+export const createTenantRoleMutation = (options?: Partial<Options<CreateTenantRoleData>>): UseMutationOptions<CreateTenantRoleResponse, CreateTenantRoleError, Options<CreateTenantRoleData>> => {
+    const mutationOptions: UseMutationOptions<CreateTenantRoleResponse, CreateTenantRoleError, Options<CreateTenantRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createTenantRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a tenant's own role
+ *
+ * A platform role is 403 here. A role that a member or a pending invitation holds is 409,
+ * saying how many hold it. Event `role.deleted`.
+ *
+ */
+export const deleteTenantRoleMutation = (options?: Partial<Options<DeleteTenantRoleData>>): UseMutationOptions<DeleteTenantRoleResponse, DeleteTenantRoleError, Options<DeleteTenantRoleData>> => {
+    const mutationOptions: UseMutationOptions<DeleteTenantRoleResponse, DeleteTenantRoleError, Options<DeleteTenantRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deleteTenantRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getTenantRoleQueryKey = (options: Options<GetTenantRoleData>) => createQueryKey('getTenantRole', options);
+
+/**
+ * Get a role available in the tenant
+ *
+ * A platform role or one of the tenant's own (see `scope`).
+ *
+ */
+export const getTenantRoleOptions = (options: Options<GetTenantRoleData>) => queryOptions<GetTenantRoleResponse, GetTenantRoleError, GetTenantRoleResponse, ReturnType<typeof getTenantRoleQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getTenantRole({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getTenantRoleQueryKey(options)
+});
+
+/**
+ * Replace a tenant's own role
+ *
+ * Replaces name, description and permissions (catalogue keys only). A platform role is
+ * 403 here: platform roles are edited under /api/setup/roles only. A `key` in the body that
+ * differs is 400. Every holder has the new permissions at their next decision. Event
+ * `role.updated`.
+ *
+ */
+export const updateTenantRoleMutation = (options?: Partial<Options<UpdateTenantRoleData>>): UseMutationOptions<UpdateTenantRoleResponse, UpdateTenantRoleError, Options<UpdateTenantRoleData>> => {
+    const mutationOptions: UseMutationOptions<UpdateTenantRoleResponse, UpdateTenantRoleError, Options<UpdateTenantRoleData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateTenantRole({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -29,6 +29,7 @@ import {
 import { SecretDecryptionError } from '../domain/key-encryption';
 import { downgradeRefusal } from '../domain/secrets-at-rest';
 import { ApiError } from '../errors';
+import type { RoleKey } from '../context/roles';
 
 /** Default delay between publishing a key and signing with it. */
 export const PUBLISH_DELAY_SECONDS = 900;
@@ -180,7 +181,7 @@ function signerAt(state: KeySetState): TenantTokenKeyRow | undefined {
 export interface TenantTokenSubject {
   readonly caller: { readonly issuer: string; readonly subject: string; readonly claims: Readonly<Record<string, unknown>> };
   readonly tenant: { readonly id: string; readonly slug: string };
-  readonly membership: { readonly userId: string; readonly role: 'admin' | 'member' };
+  readonly membership: { readonly userId: string; readonly role: RoleKey; readonly permissions: readonly string[] };
 }
 
 export interface IssuedTenantToken {
@@ -188,7 +189,9 @@ export interface IssuedTenantToken {
   readonly expiresIn: number;
   readonly tenantId: string;
   readonly tenantSlug: string;
-  readonly role: 'admin' | 'member';
+  readonly role: RoleKey;
+  /** The role's permissions, sorted. */
+  readonly permissions: readonly string[];
 }
 
 /**
@@ -204,6 +207,7 @@ export async function mintTenantToken(keys: TenantTokenKeys, config: Config, sub
     tenant_id: subject.tenant.id,
     tenant_slug: subject.tenant.slug,
     tenant_role: subject.membership.role,
+    permissions: [...subject.membership.permissions],
     user_id: subject.membership.userId,
     // RFC 9068 requires client_id: the identity provider's client the caller signed in with, when its token names one.
     client_id: clientIdOf(subject.caller.claims),
@@ -216,7 +220,7 @@ export async function mintTenantToken(keys: TenantTokenKeys, config: Config, sub
     .setExpirationTime(now + ttl)
     .setJti(crypto.randomUUID())
     .sign(privateKey);
-  return { accessToken, expiresIn: ttl, tenantId: subject.tenant.id, tenantSlug: subject.tenant.slug, role: subject.membership.role };
+  return { accessToken, expiresIn: ttl, tenantId: subject.tenant.id, tenantSlug: subject.tenant.slug, role: subject.membership.role, permissions: subject.membership.permissions };
 }
 
 function clientIdOf(claims: Readonly<Record<string, unknown>>): string {

@@ -33,5 +33,10 @@ export const EVENT_ACTIONS = [
   'tenant_token.key_rotated',
   'sign_in_link.created',
   'sign_in_link.redeemed',
+  'permission.created',
+  'permission.deleted',
+  'role.created',
+  'role.updated',
+  'role.deleted',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

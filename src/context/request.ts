@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import type { Transaction } from '../db/tenant-scope';
 import type { AppServices } from './app-services';
 import type { TenantStatus } from './tenant-status';
+import type { RoleKey } from './roles';
 
 export interface RequestContext {
   readonly requestId: string;
@@ -47,7 +48,9 @@ export interface Membership {
   readonly subject: string;
   readonly email: string | null;
   readonly displayName: string | null;
-  readonly role: 'admin' | 'member';
+  readonly role: RoleKey;
+  /** The role's permissions, sorted (docs/roles.md). */
+  readonly permissions: readonly string[];
   readonly createdAt: Date;
 }
 

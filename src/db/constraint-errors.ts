@@ -52,7 +52,7 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   // users (UserRow)
   users_tenant_identity_unique: fixed('conflict', 'This user is already a member of the tenant.'),
   users_tenant_id_fkey: tenantGone,
-  users_role_check: fixed('validation', "The member role must be 'admin' or 'member'."),
+  users_role_check: fixed('validation', 'A role key may contain only lowercase letters, digits and hyphens (at most 64).'),
 
   // boards (BoardRow)
   boards_tenant_id_fkey: tenantGone,
@@ -83,7 +83,7 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   invitations_tenant_id_fkey: tenantGone,
   invitations_tenant_id_invited_by_fkey: memberGone,
   invitations_tenant_id_accepted_by_fkey: memberGone,
-  invitations_role_check: fixed('validation', "The invitation role must be 'admin' or 'member'."),
+  invitations_role_check: fixed('validation', 'A role key may contain only lowercase letters, digits and hyphens (at most 64).'),
   invitations_status_check: fixed('validation', 'The invitation status is not one of the allowed values.'),
   invitations_delivery_check: fixed('validation', 'The invitation delivery is not one of the allowed values.'),
 
@@ -102,6 +102,17 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   // idempotency_keys (IdempotencyKeyRow)
   idempotency_keys_pkey: fixed('conflict', 'The Idempotency-Key is being used by a concurrent request; retry it.'),
   idempotency_keys_tenant_id_fkey: tenantGone,
+
+  // permissions and roles (docs/roles.md)
+  permissions_pkey: fixed('conflict', 'A permission with this key already exists.'),
+  permissions_key_check: fixed('validation', "A permission key is segments of a-z 0-9 . _ - joined by ':' (at most 100 characters)."),
+  platform_roles_pkey: fixed('conflict', 'A platform role with this key already exists.'),
+  tenant_roles_pkey: fixed('conflict', 'This tenant already has a role with this key.'),
+  tenant_roles_tenant_id_fkey: tenantGone,
+  platform_role_permissions_permission_key_fkey: fixed('validation', 'A permission of the role was deleted from the catalogue while the request ran.'),
+  tenant_role_permissions_permission_key_fkey: fixed('validation', 'A permission of the role was deleted from the catalogue while the request ran.'),
+  tenant_role_permissions_tenant_id_role_key_fkey: fixed('notFound', 'The role was deleted while the request ran.'),
+  platform_role_permissions_role_key_fkey: fixed('notFound', 'The role was deleted while the request ran.'),
 };
 
 /**

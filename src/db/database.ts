@@ -17,6 +17,7 @@ import * as tenantFacts from './migrations/009-tenant-facts';
 import * as consoleSignInCodes from './migrations/012-console-sign-in-codes';
 import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
+import * as roles from './migrations/015-roles';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -76,6 +77,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '009-tenant-facts': tenantFacts,
   '012-console-sign-in-codes': consoleSignInCodes,
   '014-tenant-lifecycle': tenantLifecycle,
+  '015-roles': roles,
 };
 
 /** The migrations this version knows, in the order they run. */

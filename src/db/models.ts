@@ -12,6 +12,7 @@
  */
 import { fn, Model, type RelationMappings } from 'objection';
 import type { TenantStatus } from '../context/tenant-status';
+import type { RoleKey } from '../context/roles';
 
 /** The transaction's timestamp (`now()`), for a timestamp column in an insert or patch. */
 export const databaseNow = (): Date => fn.now() as unknown as Date;
@@ -61,7 +62,7 @@ export class UserRow extends Row {
   subject!: string;
   email!: string | null;
   display_name!: string | null;
-  role!: 'admin' | 'member';
+  role!: RoleKey;
   created_at!: Date;
 
   static override get relationMappings(): RelationMappings {
@@ -209,7 +210,7 @@ export class InvitationRow extends Model {
   tenant_id!: string;
   id!: string;
   email!: string;
-  role!: 'admin' | 'member';
+  role!: RoleKey;
   token_hash!: string;
   /** Stored status; `expired` is also computed on read from `expires_at`. */
   status!: 'pending' | 'accepted' | 'revoked' | 'expired';

@@ -18,6 +18,8 @@ export const TENANT_TABLES = [
   'provider_configs',
   'credit_transactions',
   'invitations',
+  'tenant_roles',
+  'tenant_role_permissions',
 ] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 

@@ -39,6 +39,8 @@ import type { Delivery, InvitationMail } from '../mail/invitation-mail';
 import { emailKey, sameEmail } from './email';
 import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
+import { ADMIN_ROLE, type RoleKey } from '../context/roles';
+import { requireRole } from './roles';
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -129,7 +131,7 @@ async function lockInvitingAdmin(trx: Transaction, ctx: InvitationContext): Prom
   if (!(await lockTenantForKeyShare(trx, ctx.tenant.id))) throw new ApiError('tenantNotFound', `Tenant '${ctx.tenant.slug}' not found.`);
   if (ctx.inviter.userId === null) return;
   const inviter = await lockInviter(trx, ctx.tenant.id, ctx.inviter.userId);
-  if (inviter?.role !== 'admin') {
+  if (inviter?.role !== ADMIN_ROLE) {
     throw new ApiError('forbidden', `You are no longer an admin of tenant '${ctx.tenant.slug}'; another admin changed your membership.`);
   }
 }
@@ -144,12 +146,13 @@ export async function createInvitation(
   db: Database,
   origin: EventOrigin,
   ctx: InvitationContext,
-  input: { email: string; role: 'admin' | 'member' },
+  input: { email: string; role: RoleKey },
 ): Promise<IssuedInvitation> {
   const email = input.email.trim();
   const { token, hash } = newInvitationToken();
   const row = await withTenant(db, ctx.tenant.id, async (trx) => {
     await lockInvitingAdmin(trx, ctx);
+    await requireRole(trx, ctx.tenant.id, input.role);
     if (await memberWithEmailExists(trx, ctx.tenant.id, emailKey(email))) {
       throw new ApiError('conflict', `A member of this tenant already has the email '${email}'.`);
     }
@@ -189,6 +192,8 @@ export async function resendInvitation(db: Database, origin: EventOrigin, ctx: I
     const current = await findInvitationForUpdate(trx, ctx.tenant.id, id);
     if (!current) throw notFound(id);
     const status = effectiveStatus(current);
+    // An expired invitation does not hold its role: the role may have been deleted since.
+    await requireRole(trx, ctx.tenant.id, current.role);
     if (status === 'accepted' || status === 'revoked') {
       throw new ApiError('conflict', `The invitation is ${status}; only a pending or expired invitation can be resent.`);
     }
@@ -274,6 +279,8 @@ export interface Acceptance {
   tenant: TenantRow;
   member: UserRow;
   invitation: InvitationRow;
+  /** The permissions of the member's role, sorted. */
+  permissions: readonly string[];
 }
 
 const unknownToken = () => new ApiError('invitationNotFound', 'The invitation does not exist, was already used, or was revoked.');
@@ -307,7 +314,7 @@ export async function acceptInvitation(
     if (closed) throw closed;
     // Revoked when the inviter lost the admin role; this catches one sent before that rule
     // existed: it is revoked now (committed), and the answer is the same 404.
-    if (inv.invited_by !== null && (await roleOfMember(trx, tenantId, inv.invited_by)) !== 'admin') {
+    if (inv.invited_by !== null && (await roleOfMember(trx, tenantId, inv.invited_by)) !== ADMIN_ROLE) {
       await revokeInvitationsSentBy(trx, origin, tenantId, inv.invited_by);
       return 'inviterGone';
     }
@@ -323,6 +330,7 @@ export async function acceptInvitation(
     if (await findMemberByIdentity(trx, tenantId, invitee.issuer, invitee.subject)) {
       throw new ApiError('conflict', `You are already a member of tenant '${tenant.slug}'.`);
     }
+    const { permissions } = await requireRole(trx, tenantId, inv.role);
     const member = await insertMemberIfAbsent(trx, tenantId, {
       issuer: invitee.issuer,
       subject: invitee.subject,
@@ -335,7 +343,7 @@ export async function acceptInvitation(
     const memberData = { user_id: member.id, issuer: member.issuer, subject: member.subject, email: member.email, display_name: member.display_name, role: member.role };
     await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData } });
     await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.id }, data: { member: memberData, invitation_id: inv.id } });
-    return { tenant, member, invitation };
+    return { tenant, member, invitation, permissions };
   });
   if (outcome === 'inviterGone') throw unknownToken();
   return outcome;

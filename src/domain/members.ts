@@ -12,11 +12,20 @@ import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
 import { revokeInvitationsSentBy } from './invitations';
 import { pageByCreation } from './pagination';
+import { requireRole, rolePermissionsOf } from './roles';
+import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 
-/** One page of the tenant's members, oldest first. */
-export async function listMembers(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: UserRow[]; nextCursor: string | null }> {
+/** A member and the permissions of their role (sorted). */
+export interface MemberWithPermissions {
+  readonly member: UserRow;
+  readonly permissions: readonly string[];
+}
+
+/** One page of the tenant's members, oldest first, each with their role's permissions. */
+export async function listMembers(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: MemberWithPermissions[]; nextCursor: string | null }> {
   const { page, nextCursor } = await pageByCreation((limit, after) => fetchKeysetRows(UserRow.query(trx).where({ tenant_id: tenantId }), limit, after), opts);
-  return { members: page, nextCursor };
+  const permissions = await rolePermissionsOf(trx, tenantId);
+  return { members: page.map((member) => ({ member, permissions: permissions.get(member.role) ?? [] })), nextCursor };
 }
 
 export interface NewMember {
@@ -24,18 +33,19 @@ export interface NewMember {
   subject: string;
   email: string;
   displayName: string | null;
-  role: 'admin' | 'member';
+  role: RoleKey;
 }
 
 /**
  * Adds a member directly (platform admins only, by the operation's access level); one who is
  * already a member (same issuer and subject) is a 409 Conflict. The email is stored trimmed.
  */
-export async function addMember(trx: Transaction, origin: EventOrigin, tenantId: string, m: NewMember): Promise<UserRow> {
+export async function addMember(trx: Transaction, origin: EventOrigin, tenantId: string, m: NewMember): Promise<MemberWithPermissions> {
+  const role = await requireRole(trx, tenantId, m.role);
   const row = await insertMemberIfAbsent(trx, tenantId, { ...m, email: m.email.trim() });
   if (!row) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
   await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.id }, data: { member: memberData(row) } });
-  return row;
+  return { member: row, permissions: role.permissions };
 }
 
 /**
@@ -135,8 +145,10 @@ export function memberData(u: Pick<UserRow, 'id' | 'issuer' | 'subject' | 'email
 /** What a role change did: the member after it and the role before. */
 export interface RoleChange {
   member: UserRow;
-  previousRole: 'admin' | 'member';
+  previousRole: RoleKey;
   changed: boolean;
+  /** The permissions of the member's (new) role. */
+  permissions: readonly string[];
 }
 
 /**
@@ -150,7 +162,7 @@ export async function updateMemberRole(
   origin: EventOrigin,
   tenantId: string,
   userId: string,
-  role: 'admin' | 'member',
+  role: RoleKey,
   actor: MembershipActor = { userId: null },
 ): Promise<RoleChange> {
   return inSavepointRefusingDeadlock(trx, async (sp) => {
@@ -158,8 +170,9 @@ export async function updateMemberRole(
     assertStillAdmin(actor, admins);
     const target = await findMemberForUpdate(sp, tenantId, userId);
     if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
-    if (target.role === role) return { member: target, previousRole: target.role, changed: false };
-    if (target.role === 'admin' && admins.length <= 1) {
+    const { permissions } = await requireRole(sp, tenantId, role);
+    if (target.role === role) return { member: target, previousRole: target.role, changed: false, permissions };
+    if (target.role === ADMIN_ROLE && admins.length <= 1) {
       throw new ApiError('conflict', 'The last admin of a tenant cannot be demoted; make another member admin first.');
     }
     const member = await setMemberRole(sp, tenantId, userId, role);
@@ -169,7 +182,8 @@ export async function updateMemberRole(
       target: { type: 'member', id: userId },
       data: { member: memberData(member), before: { role: target.role }, after: { role } },
     });
-    if (role === 'member') await revokeInvitationsSentBy(sp, origin, tenantId, userId);
-    return { member, previousRole: target.role, changed: true };
+    // An invitation is its inviter's act, and only admins invite.
+    if (target.role === ADMIN_ROLE) await revokeInvitationsSentBy(sp, origin, tenantId, userId);
+    return { member, previousRole: target.role, changed: true, permissions };
   });
 }

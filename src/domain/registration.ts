@@ -16,6 +16,7 @@ import { ApiError } from '../errors';
 import { freeForm, recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
 import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
+import type { RoleKey } from '../context/roles';
 
 /** The settings registration obeys. */
 export type RegistrationPolicy = Pick<
@@ -65,7 +66,8 @@ export interface CallerMembership {
   readonly name: string;
   readonly slug: string;
   readonly status: TenantStatus;
-  readonly role: 'admin' | 'member';
+  readonly role: RoleKey;
+  readonly permissions: readonly string[];
   readonly joinedAt: Date;
 }
 
@@ -231,7 +233,7 @@ export async function countRegisteredTenants(trx: Transaction, registrant: Pick<
  */
 export async function listCallerMemberships(db: Database, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<CallerMembership[]> {
   const rows = await withPlatformRead(db, (trx) => membershipsOf(trx, registrant.issuer, registrant.subject));
-  return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, joinedAt: r.created_at }));
+  return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, permissions: r.permissions, joinedAt: r.created_at }));
 }
 
 /**

@@ -6,18 +6,14 @@
  */
 import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
 import { mintTenantToken } from '../auth/tenant-tokens';
-import { ApiError } from '../errors';
+import { decideProductAccess } from '../tenancy/decide';
 import { subjectHeaderValue } from '../http/decision';
 import { tenantRead, type HandlerInput, type Reply } from './types';
 
 export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
   const m = ctx.membership;
-  // A platform admin may read any tenant here, but the product needs a member (a user id and a
-  // role in the tenant); the operator's standing in tenant-service is not a role in the product.
-  if (!m) throw new ApiError('accessDenied', `The caller is a platform admin but not a member of tenant '${ctx.tenant.slug}'; the product admits members only.`);
-  if (input.query.role === 'admin' && m.role !== 'admin') {
-    throw new ApiError('forbidden', `Only admins of tenant '${ctx.tenant.slug}' pass this decision (role=admin).`);
-  }
+  const refusal = decideProductAccess(ctx.tenant.slug, m, { role: input.query.role, permissions: input.query.permission });
+  if (refusal || !m) throw refusal;
   // Signing costs an ES256 signature per product request: only when the deployment asks for it.
   const token = ctx.config.decisionTenantToken
     ? await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: m })
@@ -30,11 +26,12 @@ export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<Dec
       'X-Tenant-Id': ctx.tenant.id,
       'X-Tenant-Slug': ctx.tenant.slug,
       'X-Tenant-Role': m.role,
+      'X-Tenant-Permissions': m.permissions.join(' '),
       'X-User-Id': m.userId,
       'X-User-Subject': subjectHeaderValue(ctx.caller.subject),
       // Every product request asks again: a removed member is refused on the next one.
       'Cache-Control': 'no-store',
     },
-    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, tenant_role: m.role, user_id: m.userId, user_subject: ctx.caller.subject },
+    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, tenant_role: m.role, permissions: [...m.permissions], user_id: m.userId, user_subject: ctx.caller.subject },
   };
 });

@@ -15,6 +15,7 @@ import * as events from './events';
 import * as webhooks from './webhooks';
 import * as invitations from './invitations';
 import * as consoleSignIn from './console';
+import * as roles from './roles';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -30,4 +31,5 @@ export const handlers = defineOperationTable({
   ...webhooks,
   ...invitations,
   ...consoleSignIn,
+  ...roles,
 });

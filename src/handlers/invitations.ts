@@ -22,6 +22,7 @@ import * as invitations from '../domain/invitations';
 import { statusRefusal } from '../tenancy/decide';
 import type { EnteredTenant } from '../context/request';
 import { toMember, toTenant } from './mappers';
+import { MEMBER_ROLE } from '../context/roles';
 import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
@@ -68,7 +69,7 @@ function invitationContext(ctx: EnteredTenant): invitations.InvitationContext {
 // transaction and sends the mail after it, so a slow mail server holds no pooled connection.
 export const createInvitation = tenantRead(
   async (ctx, input: HandlerInput<CreateInvitationData>): Promise<Reply<CreateInvitationResponses>> => {
-    const issued = await invitations.createInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? 'member' });
+    const issued = await invitations.createInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? MEMBER_ROLE });
     ctx.log.info({ invitation_id: issued.invitation.id, role: issued.invitation.role, delivery: issued.invitation.delivery }, 'Invitation created');
     return { status: 201, body: withToken(issued) };
   },
@@ -109,6 +110,6 @@ export const acceptInvitation = authenticated(
       { invitation_id: accepted.invitation.id, tenant_id: accepted.tenant.id, tenant_slug: accepted.tenant.slug, user_id: accepted.member.id },
       'Invitation accepted',
     );
-    return { status: 200, body: { tenant: toTenant(accepted.tenant), membership: toMember(accepted.member) } };
+    return { status: 200, body: { tenant: toTenant(accepted.tenant), membership: toMember(accepted.member, accepted.permissions) } };
   },
 );

@@ -1,9 +1,10 @@
 /**
  * Explicit row → API mappings, so a new column never leaks into a response.
  */
-import type { Board, BoardDetail, Generation, Member, Tenant } from '../../generated/types.gen';
+import type { Board, BoardDetail, Generation, Member, Permission, Role, Tenant } from '../../generated/types.gen';
 import type { BoardRow, GenerationRow, TenantRow, UserRow } from '../db/models';
 import type { BoardFields } from '../db/queries/boards-page';
+import type { Permission as PermissionEntry, Role as RoleEntry } from '../domain/roles';
 import type { Membership, ResolvedTenant } from '../context/request';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
@@ -45,12 +46,34 @@ export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyAr
   };
 }
 
-/** A users row (or the caller's membership) as the Member schema. */
-export function toMember(u: UserRow | Membership): Member {
+/**
+ * A users row with its role's permissions (or the caller's membership, which carries them) as
+ * the Member schema.
+ */
+export function toMember(u: Membership): Member;
+export function toMember(u: UserRow, permissions: readonly string[]): Member;
+export function toMember(u: UserRow | Membership, permissions?: readonly string[]): Member {
   if ('userId' in u) {
-    return { user_id: u.userId, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.displayName, role: u.role, created_at: iso(u.createdAt) };
+    return { user_id: u.userId, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.displayName, role: u.role, permissions: [...u.permissions], created_at: iso(u.createdAt) };
   }
-  return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role, created_at: iso(u.created_at) };
+  return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role, permissions: [...(permissions ?? [])], created_at: iso(u.created_at) };
+}
+
+export function toPermission(p: PermissionEntry): Permission {
+  return { key: p.key, description: p.description, created_at: iso(p.createdAt) };
+}
+
+export function toRole(r: RoleEntry): Role {
+  return {
+    key: r.key,
+    name: r.name,
+    description: r.description,
+    permissions: [...r.permissions],
+    scope: r.scope,
+    built_in: r.builtIn,
+    created_at: iso(r.createdAt),
+    updated_at: iso(r.updatedAt),
+  };
 }
 
 export function toBoard(b: BoardFields): Board {

@@ -25,18 +25,36 @@ import type {
   CreateInvitationData,
   CreateInvitationErrors,
   CreateInvitationResponses,
+  CreatePermissionData,
+  CreatePermissionErrors,
+  CreatePermissionResponses,
+  CreatePlatformRoleData,
+  CreatePlatformRoleErrors,
+  CreatePlatformRoleResponses,
   CreateTenantData,
   CreateTenantErrors,
   CreateTenantResponses,
+  CreateTenantRoleData,
+  CreateTenantRoleErrors,
+  CreateTenantRoleResponses,
   CreateWebhookData,
   CreateWebhookErrors,
   CreateWebhookResponses,
   DecideTenantAccessData,
   DecideTenantAccessErrors,
   DecideTenantAccessResponses,
+  DeletePermissionData,
+  DeletePermissionErrors,
+  DeletePermissionResponses,
+  DeletePlatformRoleData,
+  DeletePlatformRoleErrors,
+  DeletePlatformRoleResponses,
   DeleteTenantData,
   DeleteTenantErrors,
   DeleteTenantResponses,
+  DeleteTenantRoleData,
+  DeleteTenantRoleErrors,
+  DeleteTenantRoleResponses,
   DeleteWebhookData,
   DeleteWebhookErrors,
   DeleteWebhookResponses,
@@ -58,6 +76,9 @@ import type {
   GetMetricsData,
   GetMetricsErrors,
   GetMetricsResponses,
+  GetPlatformRoleData,
+  GetPlatformRoleErrors,
+  GetPlatformRoleResponses,
   GetReadinessData,
   GetReadinessErrors,
   GetReadinessResponses,
@@ -73,6 +94,9 @@ import type {
   GetTenantDeletionPreviewData,
   GetTenantDeletionPreviewErrors,
   GetTenantDeletionPreviewResponses,
+  GetTenantRoleData,
+  GetTenantRoleErrors,
+  GetTenantRoleResponses,
   GetWebhookData,
   GetWebhookErrors,
   GetWebhookResponses,
@@ -100,9 +124,18 @@ import type {
   ListMyTenantsData,
   ListMyTenantsErrors,
   ListMyTenantsResponses,
+  ListPermissionsData,
+  ListPermissionsErrors,
+  ListPermissionsResponses,
+  ListPlatformRolesData,
+  ListPlatformRolesErrors,
+  ListPlatformRolesResponses,
   ListTenantEventsData,
   ListTenantEventsErrors,
   ListTenantEventsResponses,
+  ListTenantRolesData,
+  ListTenantRolesErrors,
+  ListTenantRolesResponses,
   ListTenantsData,
   ListTenantsErrors,
   ListTenantsResponses,
@@ -139,9 +172,15 @@ import type {
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
+  UpdatePlatformRoleData,
+  UpdatePlatformRoleErrors,
+  UpdatePlatformRoleResponses,
   UpdateTenantData,
   UpdateTenantErrors,
   UpdateTenantResponses,
+  UpdateTenantRoleData,
+  UpdateTenantRoleErrors,
+  UpdateTenantRoleResponses,
   UpdateWebhookData,
   UpdateWebhookErrors,
   UpdateWebhookResponses,
@@ -157,10 +196,16 @@ export interface OperationTypes {
   createConsoleCode: { data: CreateConsoleCodeData; responses: CreateConsoleCodeResponses; errors: CreateConsoleCodeErrors; access: 'caller' };
   createConsoleSession: { data: CreateConsoleSessionData; responses: CreateConsoleSessionResponses; errors: CreateConsoleSessionErrors; access: 'public' };
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
+  createPermission: { data: CreatePermissionData; responses: CreatePermissionResponses; errors: CreatePermissionErrors; access: 'platformAdmin' };
+  createPlatformRole: { data: CreatePlatformRoleData; responses: CreatePlatformRoleResponses; errors: CreatePlatformRoleErrors; access: 'platformAdmin' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
+  createTenantRole: { data: CreateTenantRoleData; responses: CreateTenantRoleResponses; errors: CreateTenantRoleErrors; access: 'tenantAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };
   decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember' };
+  deletePermission: { data: DeletePermissionData; responses: DeletePermissionResponses; errors: DeletePermissionErrors; access: 'platformAdmin' };
+  deletePlatformRole: { data: DeletePlatformRoleData; responses: DeletePlatformRoleResponses; errors: DeletePlatformRoleErrors; access: 'platformAdmin' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin' };
+  deleteTenantRole: { data: DeleteTenantRoleData; responses: DeleteTenantRoleResponses; errors: DeleteTenantRoleErrors; access: 'tenantAdmin' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin' };
   exportTenant: { data: ExportTenantData; responses: ExportTenantResponses; errors: ExportTenantErrors; access: 'platformAdmin' };
   getBoard: { data: GetBoardData; responses: GetBoardResponses; errors: GetBoardErrors; access: 'tenantMember' };
@@ -168,11 +213,13 @@ export interface OperationTypes {
   getHealth: { data: GetHealthData; responses: GetHealthResponses; errors: GetHealthErrors; access: 'public' };
   getJwks: { data: GetJwksData; responses: GetJwksResponses; errors: GetJwksErrors; access: 'public' };
   getMetrics: { data: GetMetricsData; responses: GetMetricsResponses; errors: GetMetricsErrors; access: 'public' };
+  getPlatformRole: { data: GetPlatformRoleData; responses: GetPlatformRoleResponses; errors: GetPlatformRoleErrors; access: 'platformAdmin' };
   getReadiness: { data: GetReadinessData; responses: GetReadinessResponses; errors: GetReadinessErrors; access: 'public' };
   getRegistrationStatus: { data: GetRegistrationStatusData; responses: GetRegistrationStatusResponses; errors: GetRegistrationStatusErrors; access: 'caller' };
   getSetupStatus: { data: GetSetupStatusData; responses: GetSetupStatusResponses; errors: GetSetupStatusErrors; access: 'platformAdmin' };
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
+  getTenantRole: { data: GetTenantRoleData; responses: GetTenantRoleResponses; errors: GetTenantRoleErrors; access: 'tenantAdmin' };
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
   importTenant: { data: ImportTenantData; responses: ImportTenantResponses; errors: ImportTenantErrors; access: 'platformAdmin' };
   issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
@@ -182,7 +229,10 @@ export interface OperationTypes {
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };
   listMembers: { data: ListMembersData; responses: ListMembersResponses; errors: ListMembersErrors; access: 'tenantMember' };
   listMyTenants: { data: ListMyTenantsData; responses: ListMyTenantsResponses; errors: ListMyTenantsErrors; access: 'caller' };
+  listPermissions: { data: ListPermissionsData; responses: ListPermissionsResponses; errors: ListPermissionsErrors; access: 'platformAdmin' };
+  listPlatformRoles: { data: ListPlatformRolesData; responses: ListPlatformRolesResponses; errors: ListPlatformRolesErrors; access: 'platformAdmin' };
   listTenantEvents: { data: ListTenantEventsData; responses: ListTenantEventsResponses; errors: ListTenantEventsErrors; access: 'tenantAdmin' };
+  listTenantRoles: { data: ListTenantRolesData; responses: ListTenantRolesResponses; errors: ListTenantRolesErrors; access: 'tenantAdmin' };
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin' };
   listWebhookDeliveries: { data: ListWebhookDeliveriesData; responses: ListWebhookDeliveriesResponses; errors: ListWebhookDeliveriesErrors; access: 'platformAdmin' };
   listWebhooks: { data: ListWebhooksData; responses: ListWebhooksResponses; errors: ListWebhooksErrors; access: 'platformAdmin' };
@@ -195,6 +245,8 @@ export interface OperationTypes {
   scheduleTenantDeletion: { data: ScheduleTenantDeletionData; responses: ScheduleTenantDeletionResponses; errors: ScheduleTenantDeletionErrors; access: 'platformAdmin' };
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
+  updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
+  updateTenantRole: { data: UpdateTenantRoleData; responses: UpdateTenantRoleResponses; errors: UpdateTenantRoleErrors; access: 'tenantAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };
 }

@@ -82,6 +82,7 @@ export const listMyTenants = authenticated(async (ctx): Promise<Reply<ListMyTena
         slug: m.slug,
         status: m.status,
         role: m.role,
+        permissions: [...m.permissions],
         joined_at: m.joinedAt.toISOString(),
       })),
     },

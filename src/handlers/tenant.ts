@@ -40,19 +40,19 @@ export const issueTenantToken = tenantRead(async (ctx): Promise<Reply<IssueTenan
   ctx.services.metrics?.tenantTokenIssued?.();
   return {
     status: 200,
-    body: { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, tenant_id: t.tenantId, tenant_slug: t.tenantSlug, role: t.role },
+    body: { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, tenant_id: t.tenantId, tenant_slug: t.tenantSlug, role: t.role, permissions: [...t.permissions] },
     headers: { 'Cache-Control': 'no-store' },
   };
 });
 
 export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMembersData>): Promise<Reply<ListMembersResponses>> => {
   const page = await members.listMembers(ctx.trx, ctx.tenant.id, { limit: input.query.limit ?? 100, cursor: input.query.cursor });
-  return { status: 200, body: { members: page.members.map(toMember), next_cursor: page.nextCursor } };
+  return { status: 200, body: { members: page.members.map((m) => toMember(m.member, m.permissions)), next_cursor: page.nextCursor } };
 });
 
 // x-access tenantPlatformAdmin: the operator adds a person directly; tenant admins invite.
 export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberData>): Promise<Reply<AddMemberResponses>> => {
-  const user = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
+  const { member: user, permissions } = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
     issuer: input.body.issuer ?? ctx.caller.issuer,
     subject: input.body.subject,
     email: input.body.email,
@@ -60,7 +60,7 @@ export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberD
     role: input.body.role,
   });
   ctx.log.info({ user_id: user.id, role: user.role }, 'Member added');
-  return { status: 201, body: toMember(user) };
+  return { status: 201, body: toMember(user, permissions) };
 });
 
 /**
@@ -81,7 +81,7 @@ export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveM
 export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
   const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
   if (change.changed) ctx.log.info({ user_id: change.member.id, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
-  return { status: 200, body: toMember(change.member) };
+  return { status: 200, body: toMember(change.member, change.permissions) };
 });
 
 export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantResponses>> => {
@@ -89,6 +89,6 @@ export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantRe
   ctx.log.info({ user_id: left.member.id, revoked_invitations: left.revokedInvitations }, 'Member left the tenant');
   return {
     status: 200,
-    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, membership: toMember(left.member), revoked_invitations: left.revokedInvitations },
+    body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, membership: toMember(left.member, ctx.membership?.permissions ?? []), revoked_invitations: left.revokedInvitations },
   };
 });

@@ -6,6 +6,7 @@
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
+import type { RoleKey } from '../context/roles';
 
 export type Delivery = 'sent' | 'failed' | 'not_configured';
 
@@ -14,7 +15,7 @@ export interface InvitationMail {
   tenantName: string;
   tenantSlug: string;
   inviter: string | null;
-  role: 'admin' | 'member';
+  role: RoleKey;
   /** The accept link (frontend URL), or null without SERVICE_FRONTEND_BASE_URL. */
   acceptUrl: string | null;
   /** The one-time token, shown in the mail when there is no link to carry it. */

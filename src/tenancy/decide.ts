@@ -11,6 +11,7 @@
 import type { TenantStatus } from '../context/tenant-status';
 import { ApiError } from '../errors';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
+import { ADMIN_ROLE, MEMBER_ROLE, ROLE_KEY_PATTERN, type RoleKey } from '../context/roles';
 
 export interface IdentityLink {
   readonly issuer: string;
@@ -27,7 +28,12 @@ export interface TenantFacts {
   /** membership_policy.roles_from_claims: the member's role follows the token. */
   readonly rolesFromClaims: boolean;
   /** The caller's role in it; null when not a member. */
-  readonly memberRole: 'admin' | 'member' | null;
+  readonly memberRole: RoleKey | null;
+  /**
+   * The permissions (sorted) of the roles the decision may need that exist in the tenant: the
+   * member's, `member`, and those the token's role claim names.
+   */
+  readonly rolePermissions: Readonly<Record<RoleKey, readonly string[]>>;
 }
 
 /** What the request asked for, once `refusalOf` let it through. */
@@ -36,13 +42,31 @@ export type EntryRequest = Extract<TenantRequest, { kind: 'tenant' } | { kind: '
 export interface EntryCaller {
   readonly issuer: string;
   readonly isPlatformAdmin: boolean;
-  /** The role the token's role claim gives (`tokenRole`); null when no role claim is configured. */
-  readonly tokenRole?: 'admin' | 'member' | null;
+  /** The role keys the token's role claim names (`tokenRole`); null when no role claim is configured. */
+  readonly tokenRole?: readonly RoleKey[] | null;
 }
 
-/** The role claim's value as a tenant role: `admin` (or a list holding it) → admin, else member. */
-export function tokenRole(value: unknown): 'admin' | 'member' {
-  return value === 'admin' || (Array.isArray(value) && value.includes('admin')) ? 'admin' : 'member';
+/** Role keys a claim may name, at most this many (the rest are ignored). */
+const MAX_TOKEN_ROLES = 20;
+
+/**
+ * The role keys the role claim's value names: a string or a list of strings, each with a
+ * leading `org:` dropped (Clerk's `org:admin` is `admin`); values that cannot be role keys are
+ * ignored. Which of them the tenant has is decided by `roleOfToken`.
+ */
+export function tokenRole(value: unknown): RoleKey[] {
+  const values = typeof value === 'string' ? [value] : Array.isArray(value) ? value.slice(0, MAX_TOKEN_ROLES) : [];
+  return values.filter((v): v is string => typeof v === 'string').map((v) => (v.startsWith('org:') ? v.slice(4) : v)).filter((v) => ROLE_KEY_PATTERN.test(v));
+}
+
+/**
+ * The tenant role the token's role keys select (docs/roles.md#roles-from-the-identity-provider):
+ * `admin` when listed, else the first key naming a role of the tenant, else `member`.
+ */
+export function roleOfToken(keys: readonly RoleKey[], available: Readonly<Record<RoleKey, readonly string[]>>): RoleKey {
+  const has = (k: RoleKey) => Object.prototype.hasOwnProperty.call(available, k);
+  if (keys.includes(ADMIN_ROLE) && has(ADMIN_ROLE)) return ADMIN_ROLE;
+  return keys.find(has) ?? MEMBER_ROLE;
 }
 
 /** The operation's tenant access level (x-access), with what names it in a refusal. */
@@ -58,7 +82,14 @@ export type EntryDecision =
    * Enter; `provision` asks for a membership to be made first (first use), with `role`; on an
    * existing membership a non-null `role` is the token's role replacing the stored one.
    */
-  | { readonly kind: 'enter'; readonly source: TenantSource; readonly provision: boolean; readonly role: 'admin' | 'member' | null };
+  | {
+      readonly kind: 'enter';
+      readonly source: TenantSource;
+      readonly provision: boolean;
+      readonly role: RoleKey | null;
+      /** The permissions of the role the caller acts with (empty for a platform admin who is not a member). */
+      readonly permissions: readonly string[];
+    };
 
 /** The refusals the request settles before any fact is read; null when it names a tenant. */
 export function refusalOf(request: TenantRequest): ApiError | null {
@@ -149,10 +180,10 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   // The token speaks for the tenant it names (a claim or a linked id): on a tenant whose role
   // follows the token, that role replaces the stored one (the last-admin rule does not apply).
   const named = request.kind === 'linked' || (request.kind === 'tenant' && CLAIM_SOURCES.has(request.source));
-  const fromToken = facts.rolesFromClaims && named && caller.tokenRole ? caller.tokenRole : null;
+  const fromToken = facts.rolesFromClaims && named && caller.tokenRole ? roleOfToken(caller.tokenRole, facts.rolePermissions) : null;
   let role = facts.memberRole;
   let provision = false;
-  let setRole: 'admin' | 'member' | null = null;
+  let setRole: RoleKey | null = null;
   const why = role === null ? provisionRefusal(request, facts, caller) : null;
   // A stranger learns nothing about the tenant's state (a suspension is between its owner and
   // the operator); anyone else is refused while the tenant is not active, before anything is written.
@@ -176,5 +207,37 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   if (access.level === 'tenantAdmin' && role !== 'admin' && !caller.isPlatformAdmin) {
     return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
   }
-  return { kind: 'enter', source: sourceOf(request), provision, role: setRole };
+  const permissions = role === null ? [] : (Object.prototype.hasOwnProperty.call(facts.rolePermissions, role) ? facts.rolePermissions[role]! : []);
+  return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions };
+}
+
+/** What a product request needs (the gateway decision's `role` and `permission` parameters). */
+export interface ProductRequirement {
+  readonly role?: RoleKey;
+  /** All required, checked in the order given. */
+  readonly permissions?: readonly string[];
+}
+
+/**
+ * Decides the gateway decision for an entered caller (docs/roles.md#the-decision): a member
+ * only; `role` held exactly (`member` admits every member); every permission held by the
+ * member's role, else 403 naming the first missing one. A key the catalogue does not know is
+ * held by no role, so it is refused (fail closed). Null: admitted.
+ */
+export function decideProductAccess(
+  tenantSlug: string,
+  membership: { readonly role: RoleKey; readonly permissions: readonly string[] } | null,
+  need: ProductRequirement,
+): ApiError | null {
+  // A platform admin may read any tenant, but the product needs a member (a user id and a
+  // role in the tenant); the operator's standing in tenant-service is not a role in the product.
+  if (!membership) return new ApiError('accessDenied', `The caller is a platform admin but not a member of tenant '${tenantSlug}'; the product admits members only.`);
+  if (need.role !== undefined && need.role !== MEMBER_ROLE && membership.role !== need.role) {
+    return new ApiError('forbidden', `Only members of tenant '${tenantSlug}' with role '${need.role}' pass this decision (role=${need.role}).`);
+  }
+  const missing = (need.permissions ?? []).find((p) => !membership.permissions.includes(p));
+  if (missing !== undefined) {
+    return new ApiError('accessDenied', `Role '${membership.role}' in tenant '${tenantSlug}' does not hold permission '${missing}'.`);
+  }
+  return null;
 }

@@ -17,7 +17,9 @@ import { readClaim, requestedTenant, type TenantSource } from './resolve';
 /** The request's tenant request and the statement that reads its facts. */
 function askedTenant(ctx: AuthenticatedContext, header: string | null): { request: EntryRequest; query: TenantFactsQuery } {
   const { config, caller } = ctx;
-  const who = { issuer: caller.issuer, subject: caller.subject };
+  const roleClaim = config.jwtTenantRoleClaim;
+  // The roles the token names: their permissions are read with the facts (one statement).
+  const who = { issuer: caller.issuer, subject: caller.subject, roles: roleClaim === null ? [] : tokenRole(readClaim(caller.claims, roleClaim)) };
   if (!config.multiTenantMode) return { request: { kind: 'default' }, query: { slug: null, ...who } };
   const request = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim, idClaim: config.jwtTenantIdClaim });
   const refusal = refusalOf(request);
@@ -38,6 +40,7 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     links: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
     rolesFromClaims: row.tenant_roles_from_claims,
     memberRole: row.user_role,
+    rolePermissions: row.role_permissions,
   };
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {
@@ -67,7 +70,7 @@ function tenantOf(row: TenantFactsRow): ResolvedTenant {
   };
 }
 
-function membershipOf(ctx: AuthenticatedContext, row: TenantFactsRow): Membership | null {
+function membershipOf(ctx: AuthenticatedContext, row: TenantFactsRow, permissions: readonly string[]): Membership | null {
   if (!row.user_id) return null;
   const { caller } = ctx;
   return {
@@ -77,6 +80,7 @@ function membershipOf(ctx: AuthenticatedContext, row: TenantFactsRow): Membershi
     email: row.user_email,
     displayName: row.user_display_name,
     role: row.user_role!,
+    permissions,
     createdAt: row.user_created_at!,
   };
 }
@@ -133,7 +137,7 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
   return withTenantFacts(ctx.services.db, query, async (row, trx) => {
     const d = decide(ctx, request, row, access);
     const tenant = tenantOf(row!);
-    let membership = membershipOf(ctx, row!);
+    let membership = membershipOf(ctx, row!, d.permissions);
     let made = false;
     if (d.provision) {
       const { caller } = ctx;
@@ -141,7 +145,7 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
       // Removed between the INSERT's conflict and the read (a concurrent removal): not a member.
       if (!inserted) throw new ApiError('accessDenied', `The user does not belong to tenant '${tenant.slug}'.`);
       const m = inserted.row;
-      membership = { userId: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, displayName: m.display_name, role: m.role, createdAt: m.created_at };
+      membership = { userId: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, displayName: m.display_name, role: m.role, permissions: d.permissions, createdAt: m.created_at };
       made = inserted.made;
       if (made) {
         // The caller became a member by this request: the event commits with the membership.
@@ -203,7 +207,7 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await readTenantFacts(ctx.services.db, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!), d.source, false);
+  if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
   // again on the facts read inside that transaction.
   return inTransaction(ctx, request, query, access, async (tctx) => tctx);

@@ -16,9 +16,10 @@ import * as events from '../../src/handlers/events';
 import * as webhooks from '../../src/handlers/webhooks';
 import * as invitations from '../../src/handlers/invitations';
 import * as consoleSignIn from '../../src/handlers/console';
+import * as roles from '../../src/handlers/roles';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn };
+const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

@@ -3,7 +3,7 @@
  * docs/tenants.md#tenant-resolution, docs/tenants.md#membership and docs/identity-providers.md,
  * from facts as the statement reads them.
  */
-import { decideEntry, refusalOf, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
+import { decideEntry, decideProductAccess, refusalOf, roleOfToken, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
 
 const ISS = 'https://idp.example';
@@ -20,6 +20,7 @@ const facts = (over: Partial<TenantFacts> = {}): TenantFacts => ({
   links: [],
   rolesFromClaims: false,
   memberRole: null,
+  rolePermissions: { admin: [], member: [] },
   ...over,
 });
 const byClaim: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'tenant_claim', claim: 'tenant' };
@@ -88,14 +89,15 @@ describe('membership', () => {
         source: req.kind === 'default' ? 'single_tenant' : (req as { source: string }).source,
         provision: false,
         role: null,
+        permissions: [],
       });
     }
   });
   it('single-tenant mode: every caller is provisioned in the default tenant', () => {
-    expect(decideEntry(byDefault, facts({ provisionFromClaims: false }), caller, member)).toEqual({ kind: 'enter', source: 'single_tenant', provision: true, role: 'member' });
+    expect(decideEntry(byDefault, facts({ provisionFromClaims: false }), caller, member)).toEqual({ kind: 'enter', source: 'single_tenant', provision: true, role: 'member', permissions: [] });
   });
   it.each(['custom_claim', 'tenant_claim', 'organization_claim', 'namespace_claim'] as const)('a claim (%s) provisions where provision_from_claims is true', (source) => {
-    expect(decideEntry({ kind: 'tenant', slug: 'acme', source, claim: 'x' }, facts(), caller, member)).toEqual({ kind: 'enter', source, provision: true, role: 'member' });
+    expect(decideEntry({ kind: 'tenant', slug: 'acme', source, claim: 'x' }, facts(), caller, member)).toEqual({ kind: 'enter', source, provision: true, role: 'member', permissions: [] });
   });
   it('a claim provisions when claims_issuer equals the token iss', () => {
     expect(decideEntry(byClaim, facts({ claimsIssuer: ISS }), caller, member)).toMatchObject({ kind: 'enter', provision: true });
@@ -177,7 +179,7 @@ describe('identity providers: several tenants in one claim', () => {
 describe('identity providers: links by organization id', () => {
   const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
   it('one linked id enters its tenant, source organization_id_claim, provisioning per policy', () => {
-    expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
+    expect(decideEntry(byLink(['org_1']), linked, caller, member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member', permissions: [] });
   });
   it("the link's issuer stands in for claims_issuer", () => {
     expect(decideEntry(byLink(['org_1']), { ...linked, claimsIssuer: 'https://other.example' }, caller, member)).toMatchObject({ provision: true });
@@ -210,20 +212,34 @@ describe('identity providers: links by organization id', () => {
 
 describe('identity providers: roles from the provider', () => {
   const follows = facts({ rolesFromClaims: true, memberRole: 'member' });
-  const as = (role: 'admin' | 'member' | null) => ({ ...caller, tokenRole: role });
+  const as = (role: string | null) => ({ ...caller, tokenRole: role === null ? null : tokenRole(role) });
 
-  it('tokenRole: admin (or a list holding it) is admin, anything else member', () => {
-    expect([tokenRole('admin'), tokenRole(['x', 'admin']), tokenRole('org:admin'), tokenRole('Admin'), tokenRole(undefined), tokenRole({ admin: true })]).toEqual([
-      'admin',
-      'admin',
-      'member',
-      'member',
-      'member',
-      'member',
+  it('tokenRole: the role keys a claim names, a leading org: dropped, non-keys ignored', () => {
+    expect([tokenRole('admin'), tokenRole(['x', 'admin']), tokenRole('org:admin'), tokenRole('Admin'), tokenRole(undefined), tokenRole({ admin: true }), tokenRole(['org:billing', 7, 'a b'])]).toEqual([
+      ['admin'],
+      ['x', 'admin'],
+      ['admin'],
+      [],
+      [],
+      [],
+      ['billing'],
     ]);
   });
+  it('roleOfToken: admin when listed, else the first role the tenant has, else member', () => {
+    const available = { admin: [], member: [], billing: ['invoices:read'] };
+    expect(roleOfToken(['x', 'admin'], available)).toBe('admin');
+    expect(roleOfToken(['x', 'billing'], available)).toBe('billing');
+    expect(roleOfToken(['x', 'y'], available)).toBe('member');
+    expect(roleOfToken([], available)).toBe('member');
+    expect(roleOfToken(['toString', 'constructor'], available)).toBe('member');
+  });
+  it("on: a token's custom role is taken with its permissions; one the tenant lacks is member", () => {
+    const withBilling = { ...follows, rolePermissions: { admin: [], member: ['docs:read'], billing: ['invoices:read', 'invoices:write'] } };
+    expect(decideEntry(byClaim, withBilling, as('org:billing'), member)).toMatchObject({ kind: 'enter', role: 'billing', permissions: ['invoices:read', 'invoices:write'] });
+    expect(decideEntry(byClaim, { ...withBilling, memberRole: 'billing' }, as('org:unknown'), member)).toMatchObject({ kind: 'enter', role: 'member', permissions: ['docs:read'] });
+  });
   it('on: a promotion follows the token, and admits to admin operations at once', () => {
-    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin' });
+    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin', permissions: [] });
     expect(decideEntry(byLink(['org_1']), { ...follows, links: [{ issuer: ISS, organizationId: 'org_1' }] }, as('admin'), member)).toMatchObject({ role: 'admin' });
   });
   it('on: a demotion follows the token, the last admin included', () => {
@@ -234,7 +250,7 @@ describe('identity providers: roles from the provider', () => {
     expect(decideEntry(byClaim, follows, as('member'), member)).toMatchObject({ role: null });
   });
   it('on: a first use is provisioned with the token role', () => {
-    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin' });
+    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin', permissions: [] });
   });
   it('off (the default): the token role is ignored', () => {
     expect(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), member)).toMatchObject({ role: null });
@@ -244,5 +260,34 @@ describe('identity providers: roles from the provider', () => {
   it('no role claim configured, or a tenant the token does not name (header): ignored', () => {
     expect(decideEntry(byClaim, follows, as(null), member)).toMatchObject({ role: null });
     expect(decideEntry(byHeader, follows, as('admin'), member)).toMatchObject({ role: null });
+  });
+});
+
+describe('the decision: role and permissions (docs/roles.md)', () => {
+  const m = { role: 'billing', permissions: ['invoices:read', 'invoices:write'] };
+  const body = (e: ReturnType<typeof decideProductAccess>) => e && { status: e.status, error: e.error, detail: e.detail };
+  it('admits a member whose role holds every permission asked', () => {
+    expect(decideProductAccess('acme', m, {})).toBeNull();
+    expect(decideProductAccess('acme', m, { permissions: ['invoices:write'] })).toBeNull();
+    expect(decideProductAccess('acme', m, { permissions: ['invoices:read', 'invoices:write'] })).toBeNull();
+  });
+  it('refuses naming the first permission missing (all are required)', () => {
+    expect(body(decideProductAccess('acme', m, { permissions: ['invoices:read', 'reports:read', 'users:write'] }))).toEqual({
+      status: 403,
+      error: 'Access denied',
+      detail: "Role 'billing' in tenant 'acme' does not hold permission 'reports:read'.",
+    });
+  });
+  it('a key no role holds (unknown to the catalogue) is refused: fail closed', () => {
+    expect(body(decideProductAccess('acme', m, { permissions: ['nope'] }))?.detail).toMatch(/'nope'/);
+    expect(body(decideProductAccess('acme', { role: 'member', permissions: [] }, { permissions: ['invoices:read'] }))?.status).toBe(403);
+  });
+  it('role: any key, held exactly; member admits every member', () => {
+    expect(decideProductAccess('acme', m, { role: 'billing' })).toBeNull();
+    expect(decideProductAccess('acme', m, { role: 'member' })).toBeNull();
+    expect(body(decideProductAccess('acme', m, { role: 'admin' }))).toMatchObject({ status: 403, error: 'Forbidden' });
+  });
+  it('a platform admin who is not a member is refused', () => {
+    expect(body(decideProductAccess('acme', null, {}))).toMatchObject({ status: 403, error: 'Access denied' });
   });
 });

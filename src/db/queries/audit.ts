@@ -50,6 +50,8 @@ const ROW_ID: Record<TenantTable, string> = {
   provider_configs: 'r.id::text',
   credit_transactions: 'r.id::text',
   invitations: 'r.id::text',
+  tenant_roles: 'r.key::text',
+  tenant_role_permissions: "r.role_key::text || ':' || r.permission_key::text",
 };
 
 /** Columns that reference a user (cross-tenant user access). */

@@ -1,7 +1,8 @@
 /**
  * The facts a tenant request is decided on, in the request's first statement
- * (`app_tenant_facts`, migration 009): the tenant (by id, slug, identity link or the default),
- * its membership policy and identity links, and the caller's membership. The statement also sets
+ * (`app_tenant_facts`, migration 013): the tenant (by id, slug, identity link or the default),
+ * its membership policy and identity links, the caller's membership and the permissions of the
+ * roles the decision may need. The statement also sets
  * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
  * decision is src/tenancy/decide.ts; the rows it asks for are written by `insertMembership` and
  * `followTokenRole` below.
@@ -10,6 +11,7 @@ import type { Knex } from 'knex';
 import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
 import { preparedName, queryRows, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
+import type { RoleKey } from '../../context/roles';
 
 export interface TenantFactsQuery {
   /** The tenant's slug; with `tenantId` and `link` null, null means the default tenant. */
@@ -20,6 +22,8 @@ export interface TenantFactsQuery {
   /** The caller, whose membership is read. */
   readonly issuer: string;
   readonly subject: string;
+  /** Role keys the token's role claim names, whose permissions the decision may need. */
+  readonly roles?: readonly string[];
 }
 
 export interface IdentityLinkRow {
@@ -45,8 +49,10 @@ export interface TenantFactsRow {
   user_id: string | null;
   user_email: string | null;
   user_display_name: string | null;
-  user_role: 'admin' | 'member' | null;
+  user_role: RoleKey | null;
   user_created_at: Date | null;
+  /** Sorted permissions of the member's role, `member` and the token's roles, by role key (those that exist). */
+  role_permissions: Record<string, string[]>;
 }
 
 /**
@@ -58,18 +64,19 @@ export interface TenantFactsRow {
  */
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
-   f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at
+   f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at,
+   f.role_permissions
  from app_tenant_facts(
-   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7) f`;
+   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[]) f`;
 /**
  * Its prepared name (prepared statements live on one connection of one process). The columns
  * are listed, not `f.*`, so a later migration that adds a result column leaves the prepared
  * plan of this statement valid.
  */
-const NAME = 'tenant_service_enter_tenant_v1';
+const NAME = 'tenant_service_enter_tenant_v2';
 
 function values(q: TenantFactsQuery): unknown[] {
-  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject];
+  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? []];
 }
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not
@@ -110,7 +117,7 @@ export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (row
  * Sets the member's role to `to` if it still is `from` (the token's role on a tenant with
  * roles_from_claims). Null when a concurrent request changed it first: that one records the event.
  */
-export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: 'admin' | 'member', to: 'admin' | 'member'): Promise<MembershipRow | null> {
+export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: RoleKey, to: RoleKey): Promise<MembershipRow | null> {
   const rows = await queryRows<MembershipRow>(
     trx,
     `update users set role = $4 where tenant_id = $1 and id = $2 and role = $3 returning id, email, display_name, role, created_at`,
@@ -124,7 +131,7 @@ export interface MembershipRow {
   id: string;
   email: string | null;
   display_name: string | null;
-  role: 'admin' | 'member';
+  role: RoleKey;
   created_at: Date;
 }
 
@@ -135,7 +142,7 @@ export interface MembershipRow {
  */
 export async function insertMembership(
   trx: Knex.Transaction,
-  m: { tenantId: string; issuer: string; subject: string; email: string | null; displayName: string | null; role: 'admin' | 'member' },
+  m: { tenantId: string; issuer: string; subject: string; email: string | null; displayName: string | null; role: RoleKey },
 ): Promise<{ row: MembershipRow; made: boolean } | null> {
   const inserted = await queryRows<MembershipRow>(
     trx,

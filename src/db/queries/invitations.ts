@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { InvitationRow, type TenantRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 import { withPlatformRead } from '../tenant-scope';
+import type { RoleKey } from '../../context/roles';
 
 export type InvitationStatusFilter = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -32,7 +33,7 @@ export async function expireStalePending(trx: Knex.Transaction, tenantId: string
 
 export interface NewInvitationRow {
   email: string;
-  role: 'admin' | 'member';
+  role: RoleKey;
   tokenHash: string;
   ttlHours: number;
   invitedBy: string | null;
@@ -188,8 +189,8 @@ export async function lockTenantForKeyShare(trx: Knex.Transaction, tenantId: str
 export { insertMemberIfAbsent } from './members';
 
 /** The role of a member (plain read, no lock); undefined when the member is gone. */
-export async function roleOfMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<'admin' | 'member' | undefined> {
-  const row = (await trx('users').where({ tenant_id: tenantId, id: userId }).first('role')) as { role: 'admin' | 'member' } | undefined;
+export async function roleOfMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<RoleKey | undefined> {
+  const row = (await trx('users').where({ tenant_id: tenantId, id: userId }).first('role')) as { role: RoleKey } | undefined;
   return row?.role;
 }
 

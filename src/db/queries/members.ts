@@ -9,6 +9,7 @@
  */
 import type { Knex } from 'knex';
 import type { UserRow } from '../models';
+import type { RoleKey } from '../../context/roles';
 
 /**
  * Locks the tenant's admin rows (FOR NO KEY UPDATE, in id order) and returns their ids. Two
@@ -43,7 +44,7 @@ export async function lockInviter(trx: Knex.Transaction, tenantId: string, userI
   return (await trx('users').where({ tenant_id: tenantId, id: userId }).forShare().first('id', 'role')) as Pick<UserRow, 'id' | 'role'> | undefined;
 }
 
-export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: 'admin' | 'member'): Promise<UserRow> {
+export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: RoleKey): Promise<UserRow> {
   const [row] = (await trx('users').where({ tenant_id: tenantId, id: userId }).update({ role }).returning('*')) as UserRow[];
   return row!;
 }
@@ -53,7 +54,7 @@ export async function setMemberRole(trx: Knex.Transaction, tenantId: string, use
 export async function insertMemberIfAbsent(
   trx: Knex.Transaction,
   tenantId: string,
-  m: { issuer: string; subject: string; email: string; displayName: string | null; role: 'admin' | 'member' },
+  m: { issuer: string; subject: string; email: string; displayName: string | null; role: RoleKey },
 ): Promise<UserRow | undefined> {
   const rows = (await trx('users')
     .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })

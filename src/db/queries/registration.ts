@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { TenantStatus } from '../../context/tenant-status';
+import type { RoleKey } from '../../context/roles';
 
 /**
  * Serialises one caller's registrations (and only theirs) until commit: a transaction-scoped
@@ -18,7 +19,9 @@ export interface MembershipRow {
   name: string;
   slug: string;
   status: TenantStatus;
-  role: 'admin' | 'member';
+  role: RoleKey;
+  /** The role's permissions, sorted. */
+  permissions: string[];
   created_at: Date;
 }
 
@@ -28,5 +31,12 @@ export async function membershipsOf(trx: Knex.Transaction, issuer: string, subje
     .join('tenants as t', 't.id', 'u.tenant_id')
     .where({ 'u.issuer': issuer, 'u.subject': subject })
     .select('t.id as tenant_id', 't.name', 't.slug', 't.status', 'u.role', 'u.created_at')
+    // The role's permissions: a platform role's, else the tenant's own role's (sorted as JavaScript sorts).
+    .select(
+      trx.raw(`coalesce(
+        (select array_agg(p.permission_key::text order by p.permission_key collate "C") from platform_role_permissions p where p.role_key = u.role),
+        (select array_agg(p.permission_key::text order by p.permission_key collate "C") from tenant_role_permissions p where p.tenant_id = u.tenant_id and p.role_key = u.role),
+        '{}') as permissions`),
+    )
     .orderBy([{ column: 'u.created_at' }, { column: 't.id' }])) as MembershipRow[];
 }

@@ -1,0 +1,253 @@
+/**
+ * Permissions and roles (docs/roles.md). Permissions are the product's vocabulary, defined once
+ * by platform admins; roles are built from them: platform roles (available in every tenant,
+ * `admin` and `member` built in) and a tenant's own roles. A member holds one role key.
+ * Every change records its event in its transaction.
+ */
+import { ADMIN_ROLE, MEMBER_ROLE, type RoleKey } from '../context/roles';
+import {
+  countPermissions,
+  countPlatformRoleHolders,
+  countPlatformRoles,
+  countTenantRoleHolders,
+  countTenantRoles,
+  countTenantsWithRoleKey,
+  deletePermissionRow,
+  deletePlatformRoleRow,
+  deleteTenantRoleRow,
+  insertPermission,
+  insertPlatformRole,
+  insertTenantRole,
+  lockPermissionCatalogue,
+  lockRoleInTenant,
+  lockRoleKeys,
+  selectPermissions,
+  selectPlatformRole,
+  selectPlatformRoles,
+  selectRolePermissions,
+  selectTenantRole,
+  selectTenantRoles,
+  setPlatformRolePermissions,
+  setTenantRolePermissions,
+  unknownPermissions,
+  updatePlatformRoleRow,
+  updateTenantRoleRow,
+  type Permission,
+  type Role,
+} from '../db/queries/roles';
+import { withService, type Database, type Transaction } from '../db/tenant-scope';
+import { ApiError } from '../errors';
+import { recordEvent, type EventOrigin } from './events';
+
+export type { Permission, Role };
+
+/** Limits (docs/roles.md#limits). */
+export const ROLE_LIMITS = { permissions: 500, platformRoles: 100, tenantRoles: 50, permissionsPerRole: 100 } as const;
+
+const BUILT_IN: readonly RoleKey[] = [ADMIN_ROLE, MEMBER_ROLE];
+
+/** What a role's event carries. */
+function roleData(r: Role): Record<string, unknown> {
+  return { key: r.key, name: r.name, description: r.description, permissions: r.permissions, scope: r.scope };
+}
+
+export async function listPermissions(db: Database): Promise<Permission[]> {
+  return withService(db, (trx) => selectPermissions(trx), { readOnly: true });
+}
+
+/** Adds a permission to the catalogue: 409 when its key exists or the catalogue is full. */
+export async function createPermission(db: Database, origin: EventOrigin, p: { key: string; description?: string }): Promise<Permission> {
+  return withService(db, async (trx) => {
+    await lockPermissionCatalogue(trx);
+    if ((await countPermissions(trx)) >= ROLE_LIMITS.permissions) {
+      throw new ApiError('conflict', `The catalogue already holds ${ROLE_LIMITS.permissions} permissions, the limit; delete one first.`);
+    }
+    const made = await insertPermission(trx, { key: p.key, description: p.description ?? '' });
+    if (!made) throw new ApiError('conflict', `Permission '${p.key}' already exists.`);
+    await recordEvent(trx, origin, { action: 'permission.created', tenantId: null, target: { type: 'permission', id: made.key }, data: { permission: { key: made.key, description: made.description } } });
+    return made;
+  });
+}
+
+/** Deletes a permission and takes it out of every role in the same transaction. */
+export async function deletePermission(db: Database, origin: EventOrigin, key: string): Promise<{ permission: Permission; platformRoles: string[] }> {
+  return withService(db, async (trx) => {
+    const gone = await deletePermissionRow(trx, key);
+    if (!gone) throw new ApiError('notFound', `No permission '${key}' in the catalogue.`);
+    await recordEvent(trx, origin, {
+      action: 'permission.deleted',
+      tenantId: null,
+      target: { type: 'permission', id: key },
+      data: { permission: { key, description: gone.permission.description }, removed_from_platform_roles: gone.platformRoles },
+    });
+    return gone;
+  });
+}
+
+/** A role's permissions as asked: repeats once, sorted, every one in the catalogue (400 naming the first unknown). */
+async function checkedPermissions(trx: Transaction, permissions: readonly string[]): Promise<string[]> {
+  const keys = [...new Set(permissions)].sort();
+  if (keys.length > ROLE_LIMITS.permissionsPerRole) {
+    throw new ApiError('validation', `A role holds at most ${ROLE_LIMITS.permissionsPerRole} permissions; body.permissions names ${keys.length}.`);
+  }
+  const unknown = await unknownPermissions(trx, keys);
+  if (unknown.length > 0) {
+    throw new ApiError('validation', `body.permissions names '${unknown[0]}', which is not in the permission catalogue; a platform admin defines permissions (POST /api/setup/permissions).`);
+  }
+  return keys;
+}
+
+/** A `key` in a replacing body must be the role's own: keys never change. */
+function checkKeyUnchanged(key: RoleKey, bodyKey: string | undefined): void {
+  if (bodyKey !== undefined && bodyKey !== key) throw new ApiError('validation', `A role's key never changes: body.key '${bodyKey}' differs from '${key}'.`);
+}
+
+export interface RoleInput {
+  readonly key: RoleKey;
+  readonly name: string;
+  readonly description?: string;
+  readonly permissions?: readonly string[];
+}
+
+export interface RoleReplacement {
+  readonly key?: string;
+  readonly name: string;
+  readonly description?: string;
+  readonly permissions: readonly string[];
+}
+
+function heldRefusal(key: RoleKey, held: { members: number; invitations: number }): ApiError | null {
+  if (held.members === 0 && held.invitations === 0) return null;
+  return new ApiError(
+    'conflict',
+    `Role '${key}' is held by ${held.members} member(s) and ${held.invitations} pending invitation(s); give them another role (or revoke the invitations) first.`,
+  );
+}
+
+// ---- platform roles (platform admins) ----
+
+export async function listPlatformRoles(db: Database): Promise<Role[]> {
+  return withService(db, (trx) => selectPlatformRoles(trx), { readOnly: true });
+}
+
+export async function getPlatformRole(db: Database, key: RoleKey): Promise<Role> {
+  const role = await withService(db, (trx) => selectPlatformRole(trx, key), { readOnly: true });
+  if (!role) throw new ApiError('notFound', `No platform role '${key}'.`);
+  return role;
+}
+
+export async function createPlatformRole(db: Database, origin: EventOrigin, input: RoleInput): Promise<Role> {
+  return withService(db, async (trx) => {
+    await lockRoleKeys(trx);
+    if (await selectPlatformRole(trx, input.key)) throw new ApiError('conflict', `Platform role '${input.key}' already exists.`);
+    const tenants = await countTenantsWithRoleKey(trx, input.key);
+    if (tenants > 0) throw new ApiError('conflict', `${tenants} tenant(s) have an own role '${input.key}'; a platform role needs a key no tenant uses.`);
+    if ((await countPlatformRoles(trx)) >= ROLE_LIMITS.platformRoles) {
+      throw new ApiError('conflict', `There are already ${ROLE_LIMITS.platformRoles} platform roles, the limit; delete one first.`);
+    }
+    const permissions = await checkedPermissions(trx, input.permissions ?? []);
+    await insertPlatformRole(trx, { key: input.key, name: input.name, description: input.description ?? '' });
+    await setPlatformRolePermissions(trx, input.key, permissions);
+    const role = (await selectPlatformRole(trx, input.key))!;
+    await recordEvent(trx, origin, { action: 'role.created', tenantId: null, target: { type: 'role', id: role.key }, data: { role: roleData(role) } });
+    return role;
+  });
+}
+
+export async function updatePlatformRole(db: Database, origin: EventOrigin, key: RoleKey, input: RoleReplacement): Promise<Role> {
+  checkKeyUnchanged(key, input.key);
+  return withService(db, async (trx) => {
+    const before = await selectPlatformRole(trx, key, true);
+    if (!before) throw new ApiError('notFound', `No platform role '${key}'.`);
+    const permissions = await checkedPermissions(trx, input.permissions);
+    await updatePlatformRoleRow(trx, key, { name: input.name, description: input.description ?? '' });
+    await setPlatformRolePermissions(trx, key, permissions);
+    const after = (await selectPlatformRole(trx, key))!;
+    await recordEvent(trx, origin, { action: 'role.updated', tenantId: null, target: { type: 'role', id: key }, data: { role: roleData(after), before: roleData(before), after: roleData(after) } });
+    return after;
+  });
+}
+
+export async function deletePlatformRole(db: Database, origin: EventOrigin, key: RoleKey): Promise<Role> {
+  if (BUILT_IN.includes(key)) throw new ApiError('validation', `The built-in role '${key}' cannot be deleted; its name, description and permissions can be edited.`);
+  return withService(db, async (trx) => {
+    const role = await selectPlatformRole(trx, key, true);
+    if (!role) throw new ApiError('notFound', `No platform role '${key}'.`);
+    const refusal = heldRefusal(key, await countPlatformRoleHolders(trx, key));
+    if (refusal) throw refusal;
+    await deletePlatformRoleRow(trx, key);
+    await recordEvent(trx, origin, { action: 'role.deleted', tenantId: null, target: { type: 'role', id: key }, data: { role: roleData(role) } });
+    return role;
+  });
+}
+
+// ---- a tenant's roles (tenant admins; platform admins through X-Tenant), in the tenant's transaction ----
+
+/** The platform roles and the tenant's own. */
+export async function listTenantRoles(trx: Transaction, tenantId: string): Promise<Role[]> {
+  return [...(await selectPlatformRoles(trx)), ...(await selectTenantRoles(trx, tenantId))];
+}
+
+export async function getTenantRole(trx: Transaction, tenantId: string, key: RoleKey): Promise<Role> {
+  const role = (await selectPlatformRole(trx, key)) ?? (await selectTenantRole(trx, tenantId, key));
+  if (!role) throw new ApiError('notFound', `No role '${key}' in this tenant.`);
+  return role;
+}
+
+function platformRoleHere(key: RoleKey): ApiError {
+  return new ApiError('forbidden', `'${key}' is a platform role: platform roles are changed by platform admins under /api/setup/roles only.`);
+}
+
+export async function createTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, input: RoleInput): Promise<Role> {
+  await lockRoleKeys(trx);
+  if (await selectPlatformRole(trx, input.key)) throw new ApiError('conflict', `'${input.key}' is a platform role's key; a tenant role needs another key.`);
+  if (await selectTenantRole(trx, tenantId, input.key)) throw new ApiError('conflict', `This tenant already has a role '${input.key}'.`);
+  if ((await countTenantRoles(trx, tenantId)) >= ROLE_LIMITS.tenantRoles) {
+    throw new ApiError('conflict', `This tenant already has ${ROLE_LIMITS.tenantRoles} roles of its own, the limit; delete one first.`);
+  }
+  const permissions = await checkedPermissions(trx, input.permissions ?? []);
+  await insertTenantRole(trx, tenantId, { key: input.key, name: input.name, description: input.description ?? '' });
+  await setTenantRolePermissions(trx, tenantId, input.key, permissions);
+  const role = (await selectTenantRole(trx, tenantId, input.key))!;
+  await recordEvent(trx, origin, { action: 'role.created', tenantId, target: { type: 'role', id: role.key }, data: { role: roleData(role) } });
+  return role;
+}
+
+export async function updateTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, key: RoleKey, input: RoleReplacement): Promise<Role> {
+  if (await selectPlatformRole(trx, key)) throw platformRoleHere(key);
+  checkKeyUnchanged(key, input.key);
+  const before = await selectTenantRole(trx, tenantId, key, true);
+  if (!before) throw new ApiError('notFound', `No role '${key}' in this tenant.`);
+  const permissions = await checkedPermissions(trx, input.permissions);
+  await updateTenantRoleRow(trx, tenantId, key, { name: input.name, description: input.description ?? '' });
+  await setTenantRolePermissions(trx, tenantId, key, permissions);
+  const after = (await selectTenantRole(trx, tenantId, key))!;
+  await recordEvent(trx, origin, { action: 'role.updated', tenantId, target: { type: 'role', id: key }, data: { role: roleData(after), before: roleData(before), after: roleData(after) } });
+  return after;
+}
+
+export async function deleteTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, key: RoleKey): Promise<Role> {
+  if (await selectPlatformRole(trx, key)) throw platformRoleHere(key);
+  const role = await selectTenantRole(trx, tenantId, key, true);
+  if (!role) throw new ApiError('notFound', `No role '${key}' in this tenant.`);
+  const refusal = heldRefusal(key, await countTenantRoleHolders(trx, tenantId, key));
+  if (refusal) throw refusal;
+  await deleteTenantRoleRow(trx, tenantId, key);
+  await recordEvent(trx, origin, { action: 'role.deleted', tenantId, target: { type: 'role', id: key }, data: { role: roleData(role) } });
+  return role;
+}
+
+/**
+ * The role `key` as available in the tenant, locked until the transaction ends (a member or an
+ * invitation is being given it); 400 naming it when there is none.
+ */
+export async function requireRole(trx: Transaction, tenantId: string, key: RoleKey): Promise<Role> {
+  const role = await lockRoleInTenant(trx, tenantId, key);
+  if (!role) throw new ApiError('validation', `Role '${key}' does not exist in this tenant; GET /api/tenant/roles lists the roles available.`);
+  return role;
+}
+
+/** Permissions of every role in the tenant, for answers listing several memberships. */
+export async function rolePermissionsOf(trx: Transaction, tenantId: string): Promise<Map<RoleKey, readonly string[]>> {
+  return selectRolePermissions(trx, tenantId);
+}
