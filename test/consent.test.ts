@@ -9,6 +9,7 @@ import type { Express } from 'express';
 import { LOCAL_ISSUER } from '../src/auth/local-keys';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from './factories';
+import type { RoleKey } from '../src/context/roles';
 
 jest.setTimeout(120_000);
 
@@ -59,7 +60,7 @@ async function secondAdmin(o: Org): Promise<{ sub: string; token: string; id: st
   return { sub, token, id: r.body.membership.user_id };
 }
 
-function invite(o: Org, email: string, role: 'admin' | 'member' = 'member', token = o.adminToken) {
+function invite(o: Org, email: string, role: RoleKey = 'member', token = o.adminToken) {
   return request(app).post('/api/tenant/invitations').set('Authorization', bearer(token)).set('X-Tenant', o.slug).send({ email, role });
 }
 

@@ -7,6 +7,7 @@ import knexFactory, { type Knex } from 'knex';
 import { loadOrCreateLocalKeys, signLocalToken, type LocalTokenOptions } from '../src/auth/local-keys';
 import { LOCAL_ISSUER } from '../src/auth/local-keys';
 import { TEST_DATA_DIR, testDatabaseUrl } from './helpers/app';
+import type { RoleKey } from '../src/context/roles';
 
 let ownerDb: Knex | null = null;
 
@@ -47,12 +48,12 @@ export interface UserFixture {
   subject: string;
   issuer: string;
   email: string;
-  role: 'admin' | 'member';
+  role: RoleKey;
 }
 
 export async function createUser(
   tenantId: string,
-  opts: { subject?: string; email?: string; role?: 'admin' | 'member'; issuer?: string } = {},
+  opts: { subject?: string; email?: string; role?: RoleKey; issuer?: string } = {},
 ): Promise<UserFixture> {
   const subject = opts.subject ?? unique('user');
   const email = opts.email ?? `${subject}@example.test`;
@@ -75,7 +76,7 @@ export function adminToken(sub = unique('admin')): string {
 }
 
 /** A tenant, a member user of it, and the user's token (tenant named only by X-Tenant). */
-export async function tenantWithMember(role: 'admin' | 'member' = 'member'): Promise<{ tenant: TenantFixture; user: UserFixture; token: string }> {
+export async function tenantWithMember(role: RoleKey = 'member'): Promise<{ tenant: TenantFixture; user: UserFixture; token: string }> {
   const tenant = await createTenant();
   const user = await createUser(tenant.id, { role });
   return { tenant, user, token: tokenFor({ sub: user.subject, email: user.email }) };

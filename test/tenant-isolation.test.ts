@@ -5,6 +5,7 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique, type TenantFixture, type UserFixture } from './factories';
+import type { RoleKey } from '../src/context/roles';
 
 let t: TestApp;
 interface Side {
@@ -39,7 +40,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-const as = (s: Side, who: 'admin' | 'member' = 'member') => ({
+const as = (s: Side, who: RoleKey = 'member') => ({
   get: (path: string) => request(t.app).get(path).set('Authorization', `Bearer ${who === 'admin' ? s.adminToken : s.memberToken}`).set('X-Tenant', s.tenant.slug),
   post: (path: string) => request(t.app).post(path).set('Authorization', `Bearer ${who === 'admin' ? s.adminToken : s.memberToken}`).set('X-Tenant', s.tenant.slug),
   del: (path: string) => request(t.app).delete(path).set('Authorization', `Bearer ${who === 'admin' ? s.adminToken : s.memberToken}`).set('X-Tenant', s.tenant.slug),

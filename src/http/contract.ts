@@ -43,6 +43,19 @@ export interface ContractOperation {
    * forwards the product request's method); their body is never read.
    */
   readonly forwardedMethods: readonly string[];
+  /**
+   * Query parameters declared as arrays (`?permission=a&permission=b`): one occurrence arrives
+   * as a string and is read as a list of one before validation.
+   */
+  readonly arrayQueryParams: readonly string[];
+}
+
+/** The inline query parameters of an operation whose schema is an array. */
+function readArrayQueryParams(op: OperationObject): readonly string[] {
+  const params = Array.isArray(op.parameters) ? (op.parameters as Array<Record<string, unknown>>) : [];
+  return Object.freeze(
+    params.filter((p) => p.in === 'query' && typeof p.name === 'string' && (p.schema as { type?: unknown } | undefined)?.type === 'array').map((p) => p.name as string),
+  );
 }
 
 /** The counter that also counts /api paths matching no operation (docs/operations.md#rate-limits). */
@@ -127,6 +140,7 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
           takesBody: op.requestBody !== undefined,
           streamedBody,
           forwardedMethods,
+          arrayQueryParams: readArrayQueryParams(op),
         }),
       );
     }

@@ -18,7 +18,9 @@ export interface ValidatedInput {
 export function validateStage(validatorsFor: (operationId: string) => CompiledValidator[]): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
-    const parameters: RequestParameters = { path: { ...state.params }, query: { ...(req.query as Record<string, unknown>) }, header: req.headers };
+    const query = { ...(req.query as Record<string, unknown>) };
+    for (const name of state.operation!.arrayQueryParams) if (typeof query[name] === 'string') query[name] = [query[name]];
+    const parameters: RequestParameters = { path: { ...state.params }, query, header: req.headers };
     if (req.body !== undefined || req.headers['content-type'] === 'application/json') parameters.requestBody = req.body;
     const errors: ErrorObject[] = [];
     for (const validate of validatorsFor(state.operation!.operationId)) {
