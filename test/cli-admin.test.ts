@@ -301,7 +301,7 @@ describe('members', () => {
   });
 
   it.each([
-    [['members', 'set-role', 'x@example.test', '--role', 'owner'], /Allowed choices are admin, member/],
+    [['members', 'set-role', 'x@example.test', '--role', 'Owner'], /--role must be a role key/],
     [['members', 'list', '--tenant', 'Not_A_Slug'], /--tenant must be a tenant slug/],
     [['members', 'add', '--subject', 's', '--role', 'member'], /required option '--email <email>' not specified/],
     [['members', 'remove', 'not-an-id'], /neither a user id \(UUID\) nor an email/],

@@ -20,8 +20,12 @@ beforeAll(async () => {
     withService(db, (trx) => createTenantWithSampleData(trx, { name: slug, slug, includeSampleData: true, admin: { issuer: 'iss', subject: unique('s'), email: null, displayName: null } }));
   a = (await make(unique('iso-a'))).tenant.id;
   b = (await make(unique('iso-b'))).tenant.id;
+  const permission = `${unique('iso').replace('-', '')}:read`;
+  await ownerConnection()('permissions').insert({ key: permission });
   for (const tenantId of [a, b]) {
     await ownerConnection()('invitations').insert({ tenant_id: tenantId, email: `${unique('i')}@iso.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000) });
+    await ownerConnection()('tenant_roles').insert({ tenant_id: tenantId, key: 'iso-role', name: 'Isolated' });
+    await ownerConnection()('tenant_role_permissions').insert({ tenant_id: tenantId, role_key: 'iso-role', permission_key: permission });
   }
 });
 afterAll(async () => {
@@ -29,7 +33,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations'];
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions'];
 
 const whoAmI = 'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user';
 type WhoAmI = { rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> };
@@ -81,6 +85,15 @@ it("refuses to store a row that references another tenant's board", async () => 
   ).rejects.toMatchObject({ code: '42501' });
   const count = await ownerConnection()('generations').where({ prompt: 'x' }).count<{ count: string }[]>('* as count');
   expect(Number(count[0]!.count)).toBe(0);
+});
+
+it("refuses a role permission row naming another tenant's role", async () => {
+  // The composite foreign key (tenant_id, role_key): A's row cannot point at B's role.
+  await ownerConnection()('tenant_roles').insert({ tenant_id: b, key: 'only-in-b', name: 'B only' });
+  const [perm] = await ownerConnection()('permissions').select('key').limit(1);
+  await expect(
+    withTenant(db, a, (trx) => trx('tenant_role_permissions').insert({ tenant_id: a, role_key: 'only-in-b', permission_key: perm.key })),
+  ).rejects.toMatchObject({ code: '23503' });
 });
 
 it('cannot update or delete another tenant\'s rows', async () => {

@@ -76,6 +76,13 @@ function writeOperations(): string[] {
   return ids.sort();
 }
 
+/** A catalogue permission of its own (keys are platform-wide). */
+async function newPermission(): Promise<string> {
+  const key = `${unique('ev').replace('-', '')}:write`;
+  await request(t.app).post('/api/setup/permissions').set('Authorization', admin).send({ key }).expect(201);
+  return key;
+}
+
 async function newWebhook(): Promise<string> {
   const r = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['tenant.*'], enabled: false });
   expect(r.status).toBe(201);
@@ -239,6 +246,55 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const [row] = await ownerConnection()('console_sign_in_codes').where({ subject: sub }).select('id');
     const res = await request(t.app).post('/api/console/sessions').send({ code: made.body.code as string });
     return { res, status: 200, action: 'sign_in_link.redeemed', actor: { subject: sub, platformAdmin: true }, target: { type: 'sign_in_link', id: (row as { id: string }).id }, tenantId: null };
+  },
+  async createPermission() {
+    const key = `${unique('ev').replace('-', '')}:read`;
+    const res = await request(t.app).post('/api/setup/permissions').set('Authorization', admin).send({ key });
+    return { res, status: 201, action: 'permission.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'permission', id: key }, tenantId: null };
+  },
+  async deletePermission() {
+    const key = await newPermission();
+    const res = await request(t.app).delete(`/api/setup/permissions/${key}`).set('Authorization', admin);
+    return { res, status: 200, action: 'permission.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'permission', id: key }, tenantId: null };
+  },
+  async createPlatformRole() {
+    const key = unique('evrole');
+    const res = await request(t.app).post('/api/setup/roles').set('Authorization', admin).send({ key, name: 'Evented', permissions: [await newPermission()] });
+    return { res, status: 201, action: 'role.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'role', id: key }, tenantId: null };
+  },
+  async updatePlatformRole() {
+    const key = unique('evrole');
+    await request(t.app).post('/api/setup/roles').set('Authorization', admin).send({ key, name: 'Evented' }).expect(201);
+    const res = await request(t.app).put(`/api/setup/roles/${key}`).set('Authorization', admin).send({ name: 'Renamed', permissions: [await newPermission()] });
+    return { res, status: 200, action: 'role.updated', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'role', id: key }, tenantId: null };
+  },
+  async deletePlatformRole() {
+    const key = unique('evrole');
+    await request(t.app).post('/api/setup/roles').set('Authorization', admin).send({ key, name: 'Evented' }).expect(201);
+    const res = await request(t.app).delete(`/api/setup/roles/${key}`).set('Authorization', admin);
+    return { res, status: 200, action: 'role.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'role', id: key }, tenantId: null };
+  },
+  async createTenantRole() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const key = unique('evrole');
+    const res = await request(t.app).post('/api/tenant/roles').set({ Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug }).send({ key, name: 'Evented', permissions: [await newPermission()] });
+    return { res, status: 201, action: 'role.created', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'role', id: key }, tenantId: tenant.id };
+  },
+  async updateTenantRole() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const key = unique('evrole');
+    const auth = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
+    await request(t.app).post('/api/tenant/roles').set(auth).send({ key, name: 'Evented' }).expect(201);
+    const res = await request(t.app).put(`/api/tenant/roles/${key}`).set(auth).send({ name: 'Renamed', permissions: [] });
+    return { res, status: 200, action: 'role.updated', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'role', id: key }, tenantId: tenant.id };
+  },
+  async deleteTenantRole() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const key = unique('evrole');
+    const auth = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
+    await request(t.app).post('/api/tenant/roles').set(auth).send({ key, name: 'Evented' }).expect(201);
+    const res = await request(t.app).delete(`/api/tenant/roles/${key}`).set(auth);
+    return { res, status: 200, action: 'role.deleted', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'role', id: key }, tenantId: tenant.id };
   },
   async createWebhook() {
     const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });

@@ -380,8 +380,8 @@ describe('GET /api/tenants/mine', () => {
     const reg = await register(multi.app, token, { organization_name: 'Mine', admin_email: 'a@acme-corp.test', include_sample_data: false }).expect(201);
     const r = await request(multi.app).get('/api/tenants/mine').set('Authorization', `Bearer ${token}`).expect(200);
     expect(r.body.tenants).toEqual([
-      { tenant_id: memberOf.id, name: memberOf.name, slug: memberOf.slug, status: 'pending_approval', role: 'member', joined_at: expect.any(String) },
-      { tenant_id: reg.body.tenant_id, name: 'Mine', slug: reg.body.tenant_slug, status: 'active', role: 'admin', joined_at: expect.any(String) },
+      { tenant_id: memberOf.id, name: memberOf.name, slug: memberOf.slug, status: 'pending_approval', role: 'member', permissions: [], joined_at: expect.any(String) },
+      { tenant_id: reg.body.tenant_id, name: 'Mine', slug: reg.body.tenant_slug, status: 'active', role: 'admin', permissions: [], joined_at: expect.any(String) },
     ]);
   });
 

@@ -42,9 +42,19 @@ async function countsOf(tenantId: string): Promise<Record<string, number>> {
   return out;
 }
 
+/** One catalogue permission the tenants' own roles hold (the catalogue is platform-wide). */
+let permission: string | null = null;
+async function catalogued(): Promise<string> {
+  if (permission === null) {
+    permission = `${unique('del').replace('-', '')}:read`;
+    await ownerConnection()('permissions').insert({ key: permission });
+  }
+  return permission;
+}
+
 /**
  * A tenant full of sample data: an admin who owns the sample boards, two more members on a
- * board, a credit usage by one of them, and an idempotency key of the create that made it.
+ * board, a credit usage by one of them, a role of its own, and an idempotency key of the create that made it.
  */
 async function fullTenant(t: TestApp): Promise<{ id: string; slug: string; name: string }> {
   const slug = unique('full');
@@ -69,6 +79,8 @@ async function fullTenant(t: TestApp): Promise<{ id: string; slug: string; name:
     await trx('board_members').insert(boards.flatMap((b) => users.map((u, i) => ({ tenant_id: id, board_id: b.id, user_id: u.id, role: i === 0 ? 'owner' : 'editor' }))));
     await trx('credit_transactions').insert({ tenant_id: id, user_id: users[1]!.id, kind: 'usage', amount: -10, balance_after: 990 });
     await trx('invitations').insert({ tenant_id: id, email: `${unique('inv')}@example.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000), invited_by: users[0]!.id });
+     await trx('tenant_roles').insert({ tenant_id: id, key: 'auditor', name: 'Auditor' });
+    await trx('tenant_role_permissions').insert({ tenant_id: id, role_key: 'auditor', permission_key: await catalogued() });
   });
   return { id, slug, name };
 }

@@ -20,6 +20,7 @@ import { registerTenantLifecycleCommands, type StandardStreams } from './tenant-
 import { registerMembersCommands } from './members';
 import { registerInvitationsCommands } from './invitations';
 import { registerWebhooksCommands } from './webhooks';
+import { registerPermissionsCommands, registerRolesCommands } from './roles';
 import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
 
@@ -111,6 +112,8 @@ Examples:
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);
+  registerPermissionsCommands(program, helpers);
+  registerRolesCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
 

@@ -3,6 +3,7 @@
  * the X-Tenant header, and paging through a list to its end.
  */
 import { InvalidArgumentError, Option } from 'commander';
+import { ROLE_KEY_PATTERN } from '../context/roles';
 import { CliError } from './errors';
 
 const SLUG = /^[a-z0-9-]{1,255}$/;
@@ -26,9 +27,12 @@ export function parsePageSize(v: string): number {
   return Number(v);
 }
 
-/** A role flag's choices. */
+/** A role flag: any role key (admin, member, or a platform or tenant role; see `tenantctl roles list`). */
 export function roleOption(description: string, required: boolean): Option {
-  const o = new Option('--role <role>', description).choices(['admin', 'member']);
+  const o = new Option('--role <role>', `${description}: admin, member or another role key`).argParser((v: string) => {
+    if (!ROLE_KEY_PATTERN.test(v)) throw new InvalidArgumentError('--role must be a role key: 1-64 lowercase letters, digits and hyphens (tenantctl roles list --tenant SLUG lists them).');
+    return v;
+  });
   return required ? o.makeOptionMandatory() : o;
 }
 
