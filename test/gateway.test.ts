@@ -199,7 +199,7 @@ for (const gateway of GATEWAYS) {
       const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-Tenant-Token': 'forged' };
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', userId: user.id, subject: user.subject, via: 'gateway' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [], userId: user.id, subject: user.subject, via: 'gateway' });
       expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null, authorization: null }]);
 
       // A write with a body: the body reaches the product, never the decision.
@@ -215,6 +215,24 @@ for (const gateway of GATEWAYS) {
       expect(JSON.parse(who.body)).toMatchObject({ tenantId: tenant.id, role: 'member' });
       const write = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json', ...forged }, '{}');
       expect(write.status).toBe(403);
+    });
+
+    it('a route that needs a permission: refused for a member whose role lacks it, allowed for one whose role holds it', async () => {
+      const tenant = await createTenant();
+      const accountant = await createUser(tenant.id, { role: await tenantRoleWith(tenant.id, 'invoices:write') });
+      const plain = await createUser(tenant.id);
+      const as = (u: { subject: string }) => ({ Authorization: `Bearer ${tokenFor({ sub: u.subject })}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' });
+      const mark = product.seen().length;
+      // A forged X-Tenant-Permissions changes nothing: the decision asked for the permission.
+      const refused = await send(port, 'POST', '/invoices', { ...as(plain), 'X-Tenant-Permissions': 'invoices:write' }, '{"amount":5}');
+      expect({ status: refused.status, error: refused.headers['x-tenant-error'] }).toEqual({ status: 403, error: 'Access denied' });
+      expect(seenSince(mark)).toEqual([]);
+      const allowed = await send(port, 'POST', '/invoices', as(accountant), '{"amount":5}');
+      expect(allowed.status).toBe(201);
+      expect(JSON.parse(allowed.body)).toEqual({ tenant_id: tenant.id, amount: 5, created_by: accountant.id });
+      // Elsewhere the plain member is still admitted, and a forged permissions header is dropped.
+      const who = await send(port, 'GET', '/whoami', { ...as(plain), 'X-Tenant-Permissions': 'invoices:write' });
+      expect(JSON.parse(who.body)).toMatchObject({ role: 'member', permissions: [] });
     });
 
     it('a stranger, an unknown tenant and a bad token are refused with the service status; the product is never reached', async () => {
@@ -315,6 +333,19 @@ for (const gateway of GATEWAYS) {
   });
 }
 
+/**
+ * A role of the tenant's own holding `permission` (put in the catalogue if absent; the
+ * catalogue is platform-wide and shared by the suites): its key.
+ */
+async function tenantRoleWith(tenantId: string, permission: string): Promise<string> {
+  const db = ownerConnection();
+  await db('permissions').insert({ key: permission }).onConflict('key').ignore();
+  const key = unique('accountant');
+  await db('tenant_roles').insert({ tenant_id: tenantId, key, name: 'Accountant' });
+  await db('tenant_role_permissions').insert({ tenant_id: tenantId, role_key: key, permission_key: permission });
+  return key;
+}
+
 /** An ES256 key set served over HTTP, and at+jwt tokens in the shape of tenant tokens (docs/tenant-tokens.md#the-token). */
 async function startTenantTokenIssuer() {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -368,8 +399,18 @@ describe('the example product verifies tenant tokens (PRODUCT_AUTH=token)', () =
     for (const headers of ways) {
       const r = await send(product.port, 'GET', '/whoami', { ...headers, 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner' });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: c.tenant_id, tenantSlug: c.tenant_slug, role: 'admin', userId: c.user_id, subject: c.sub, idpIssuer: 'https://idp.example', via: 'tenant-token' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: c.tenant_id, tenantSlug: c.tenant_slug, role: 'admin', permissions: [], userId: c.user_id, subject: c.sub, idpIssuer: 'https://idp.example', via: 'tenant-token' });
     }
+  });
+
+  it("checks a permission from the token's permissions claim", async () => {
+    const c = claims();
+    const holding = issuer.sign({ ...c, permissions: ['invoices:read', 'invoices:write'] });
+    const lacking = issuer.sign({ ...c, permissions: ['invoices:read'] });
+    const post = (token: string) => send(product.port, 'POST', '/invoices', { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'X-Tenant-Permissions': 'invoices:write' }, '{"amount":3}');
+    expect((await post(holding)).status).toBe(201);
+    expect((await post(lacking)).status).toBe(403);
+    expect((await post(issuer.sign(c))).status).toBe(403); // no permissions claim: none
   });
 
   it('refuses an expired token, another audience or issuer, another typ, and no token', async () => {

@@ -83,7 +83,7 @@ describe('POST /api/tenant/token on the shared database (local provider, multi-t
     const r = await mint(t.app, token, tenant.slug);
     expect(r.status).toBe(200);
     expect(r.headers['cache-control']).toBe('no-store');
-    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 300, tenant_id: tenant.id, tenant_slug: tenant.slug, role: 'admin' });
+    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 300, tenant_id: tenant.id, tenant_slug: tenant.slug, role: 'admin', permissions: [] });
 
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
     const { payload, protectedHeader } = await verify(r.body.access_token, jwks, t);
@@ -97,6 +97,7 @@ describe('POST /api/tenant/token on the shared database (local provider, multi-t
       tenant_id: tenant.id,
       tenant_slug: tenant.slug,
       tenant_role: 'admin',
+      permissions: [],
       user_id: user.id,
       iat: expect.any(Number),
       exp: expect.any(Number),

@@ -2,7 +2,7 @@
 //
 //   PRODUCT_AUTH=gateway  (default) nginx, Caddy, Traefik or Envoy asked tenant-service's
 //                         GET /api/tenant/decision and injected X-Tenant-Id, X-Tenant-Slug,
-//                         X-Tenant-Role, X-User-Id and X-User-Subject. The product trusts them,
+//                         X-Tenant-Role, X-Tenant-Permissions, X-User-Id and X-User-Subject. The product trusts them,
 //                         so it must be reachable ONLY through the gateway (bind it to
 //                         127.0.0.1 or a private network), and the gateway must strip the
 //                         clients' copies of these headers (every config in examples/ does).
@@ -35,6 +35,8 @@ function fromGatewayHeaders(req) {
     tenantId,
     tenantSlug: req.get('X-Tenant-Slug') ?? null,
     role,
+    // Space-separated and sorted; empty when the role holds none (docs/roles.md).
+    permissions: (req.get('X-Tenant-Permissions') ?? '').split(' ').filter(Boolean),
     userId,
     // Percent-encoded by tenant-service when not plain ASCII; decoding plain ASCII changes nothing.
     subject: subject ? decodeURIComponent(subject) : null,
@@ -58,7 +60,9 @@ function tenantTokenVerifier({ jwksUrl, issuer, audience, cacheMaxAge }) {
     const { payload } = await jwtVerify(token, keys, { issuer, audience, algorithms: ['ES256'], typ: 'at+jwt', requiredClaims: ['exp', 'sub'] });
     const { tenant_id: tenantId, tenant_slug: tenantSlug, tenant_role: role, user_id: userId } = payload;
     if (typeof tenantId !== 'string' || typeof userId !== 'string' || typeof role !== 'string') throw new Error('not a tenant token');
-    return { tenantId, tenantSlug: tenantSlug ?? null, role, userId, subject: payload.sub, idpIssuer: payload.idp_iss ?? null, via: 'tenant-token' };
+    // The role's permissions when the token was issued (absent from older tokens: none).
+    const permissions = Array.isArray(payload.permissions) ? payload.permissions.filter((p) => typeof p === 'string') : [];
+    return { tenantId, tenantSlug: tenantSlug ?? null, role, permissions, userId, subject: payload.sub, idpIssuer: payload.idp_iss ?? null, via: 'tenant-token' };
   };
 }
 
@@ -105,6 +109,13 @@ function createProduct(options) {
   app.post('/projects', express.json(), (req, res) => {
     if (req.tenant.role !== 'admin') return res.status(403).json({ error: 'Only tenant admins create projects.' });
     res.status(201).json({ tenant_id: req.tenant.tenantId, name: String(req.body?.name ?? 'untitled'), created_by: req.tenant.userId });
+  });
+
+  // A route that needs a permission: the gateway's decision for /invoices already asked for it
+  // (examples/nginx.conf, examples/Caddyfile); a tenant token carries the role's permissions.
+  app.post('/invoices', express.json(), (req, res) => {
+    if (!req.tenant.permissions.includes('invoices:write')) return res.status(403).json({ error: 'Creating invoices needs the invoices:write permission.' });
+    res.status(201).json({ tenant_id: req.tenant.tenantId, amount: Number(req.body?.amount ?? 0), created_by: req.tenant.userId });
   });
 
   return app;
