@@ -17,7 +17,7 @@ import pg from 'pg';
 
 export type ReferenceKind = 'reference-tenant' | 'reference-boards';
 
-const ENTER = 'select * from app_tenant_facts($1, null, null, null, $2, $3)';
+const ENTER = "select * from app_tenant_facts($1, null, null, null, $2, $3, '{}')";
 const BOARDS = `select *, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts
   from boards where tenant_id = $1 order by created_at, id limit 101`;
 

@@ -15,7 +15,8 @@
  * - GET /api/setup/tenants latency with 1 000, 10 000 and 100 000 tenants;
  * - GET /api/tenant and GET /api/boards as ratios to hand-written references on the same
  *   database and token (bench/scenarios/pipeline-ratios.ts, bench/reference-server.ts);
- * - GET /api/tenant/decision as a ratio to the same reference as GET /api/tenant (pipeline-ratios.ts);
+ * - GET /api/tenant/decision as a ratio to the same reference as GET /api/tenant, and the decision
+ *   with `?permission=` as a ratio to the decision without it (pipeline-ratios.ts);
  * - a request to the example product through nginx with the decision against the same request to
  *   the product directly (bench/scenarios/gateway.ts);
  * - a caller's p99 while 4 connections post 1 MiB bodies without a token
@@ -46,7 +47,7 @@ import { bodyAttack } from './scenarios/body-attack';
 import { noisyNeighbour } from './scenarios/noisy-neighbour';
 import { consoleScenario } from './scenarios/console';
 import { gatewayScenario } from './scenarios/gateway';
-import { pipelineRatios } from './scenarios/pipeline-ratios';
+import { BENCH_PERMISSION, pipelineRatios } from './scenarios/pipeline-ratios';
 import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
 import { tenantSearchScenario } from './scenarios/tenant-search';
 import { startupScenario } from './scenarios/startup';
@@ -299,6 +300,11 @@ async function main(): Promise<void> {
     if (other.status !== 201) throw new Error(`createTenant answered ${other.status}: ${JSON.stringify(other.body)}`);
     const neighbour = { Authorization: `Bearer ${signLocalToken(keys, { sub: 'bench-neighbour', tenant: 'bench-neighbour', ttlSeconds: 7200 })}` };
     await seedTenants(owner, 1, 997); // + default + bench-co + bench-neighbour = 1 000 tenants
+    // The member role holds a permission, so the decision by permission is admitted (pipeline-ratios.ts).
+    const permission = await call(agent, service.port, 'POST', '/api/setup/permissions', admin, { key: BENCH_PERMISSION });
+    if (permission.status !== 201) throw new Error(`createPermission answered ${permission.status}: ${JSON.stringify(permission.body)}`);
+    const role = await call(agent, service.port, 'PUT', '/api/setup/roles/member', admin, { name: 'Member', permissions: [BENCH_PERMISSION] });
+    if (role.status !== 200) throw new Error(`updatePlatformRole answered ${role.status}: ${JSON.stringify(role.body)}`);
 
     const throughput: Throughput[] = [];
     const ctx: BenchContext = { log, startWorker: (kind) => startWorker(kind, serviceEnv), load, serviceUrl: base, serviceEnv, member };

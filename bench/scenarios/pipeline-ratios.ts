@@ -2,7 +2,9 @@
  * The measure of bench/README.md#scenarios: GET /api/tenant and GET /api/boards as ratios to
  * hand-written references (bench/reference-server.ts) on the same database with the same token, in
  * the same run; and the gateway decision (GET /api/tenant/decision), asked on every product
- * request, against the same one-round-trip reference as GET /api/tenant, in the same rounds. Each
+ * request, against the same one-round-trip reference as GET /api/tenant, in the same rounds; and the
+ * decision with `?permission=` (docs/roles.md) against the decision without it, in the same
+ * rounds (the role's permissions are read by the same statement: target at most 1.1x). Each
  * server runs in its own process. The machine is shared, so reference and service alternate in
  * short rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5), after a
  * warm-up of each server on each path (BENCH_RATIO_WARMUP s, default 3, not counted); the req/s
@@ -52,6 +54,10 @@ function compare(service: Run[], reference: Run[]) {
   };
 }
 
+/** The decision asking for a permission the bench member's role holds (run.ts gives it). */
+export const BENCH_PERMISSION = 'invoices:write';
+const PERMISSION_DECISION = `/api/tenant/decision?permission=${BENCH_PERMISSION}`;
+
 export async function pipelineRatios(ctx: BenchContext) {
   const servers = await Promise.all([
     startServerProcess('service', ctx.serviceEnv),
@@ -59,17 +65,25 @@ export async function pipelineRatios(ctx: BenchContext) {
     startServerProcess('reference-boards', ctx.serviceEnv),
   ]);
   const [service, refTenant, refBoards] = servers;
-  const runs: Record<'refTenant' | 'tenant' | 'decision' | 'refBoards' | 'boards', Run[]> = { refTenant: [], tenant: [], decision: [], refBoards: [], boards: [] };
+  const runs: Record<'refTenant' | 'tenant' | 'decision' | 'decisionPermission' | 'refBoards' | 'boards', Run[]> = {
+    refTenant: [],
+    tenant: [],
+    decision: [],
+    decisionPermission: [],
+    refBoards: [],
+    boards: [],
+  };
   try {
     // Every process starts cold: without a warm-up, the first round measures V8's JIT
     // compiling the service's larger code path more than it measures the service.
-    for (const [server, path] of [[refTenant, '/api/tenant'], [service, '/api/tenant'], [service, '/api/tenant/decision'], [refBoards, '/api/boards'], [service, '/api/boards']] as const) {
+    for (const [server, path] of [[refTenant, '/api/tenant'], [service, '/api/tenant'], [service, '/api/tenant/decision'], [service, PERMISSION_DECISION], [refBoards, '/api/boards'], [service, '/api/boards']] as const) {
       await ctx.load(`warm-up (not counted): ${path}`, `http://127.0.0.1:${server.port}${path}`, ctx.member, { duration: WARMUP_S });
     }
     for (let round = 1; round <= ROUNDS; round++) {
       runs.refTenant.push(await measured(ctx, refTenant, `reference: app_tenant_facts per request (round ${round})`, '/api/tenant'));
       runs.tenant.push(await measured(ctx, service, `GET /api/tenant (service process, round ${round})`, '/api/tenant'));
       runs.decision.push(await measured(ctx, service, `GET /api/tenant/decision (service process, round ${round})`, '/api/tenant/decision'));
+      runs.decisionPermission.push(await measured(ctx, service, `GET ${PERMISSION_DECISION} (service process, round ${round})`, PERMISSION_DECISION));
       runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_tenant_facts, boards, COMMIT (round ${round})`, '/api/boards'));
       runs.boards.push(await measured(ctx, service, `GET /api/boards (service process, round ${round})`, '/api/boards'));
     }
@@ -79,14 +93,19 @@ export async function pipelineRatios(ctx: BenchContext) {
   const tenant = compare(runs.tenant, runs.refTenant);
   const boards = compare(runs.boards, runs.refBoards);
   const decision = compare(runs.decision, runs.refTenant);
+  const byPermission = compare(runs.decisionPermission, runs.decision);
+  // The decision by permission as the cost of the plain decision: req/s at least 1/1.1, p99 at most 1.1x.
+  const permissionMet = byPermission.rps_ratio >= 0.91 && byPermission.p99_ratio <= 1.1;
   ctx.log(`  GET /api/tenant: median ${tenant.rps_ratio}x the reference's req/s (rounds ${tenant.rounds.rps.join(', ')}), p99 ${tenant.p99_ratio}x, CPU per request ${tenant.cpu_per_request_ratio}x (targets: req/s >= 0.85x, p99 <= 1.5x)`);
   ctx.log(`  GET /api/tenant/decision: median ${decision.rps_ratio}x the reference's req/s (rounds ${decision.rounds.rps.join(', ')}), p99 ${decision.p99_ratio}x, CPU per request ${decision.cpu_per_request_ratio}x (targets: req/s >= 0.85x, p99 <= 1.5x)`);
+  ctx.log(`  GET ${PERMISSION_DECISION}: median ${byPermission.rps_ratio}x the plain decision's req/s (rounds ${byPermission.rounds.rps.join(', ')}), p99 ${byPermission.p99_ratio}x, CPU per request ${byPermission.cpu_per_request_ratio}x (targets: req/s >= 0.91x, p99 <= 1.1x)`);
   ctx.log(`  GET /api/boards: median ${boards.rps_ratio}x the reference's req/s (rounds ${boards.rounds.rps.join(', ')}), p99 ${boards.p99_ratio}x, CPU per request ${boards.cpu_per_request_ratio}x (targets: req/s >= 0.8x, p99 <= 1.5x)`);
   return {
     rounds: ROUNDS,
     round_seconds: ROUND_S,
     get_tenant: { ...tenant, targets: { rps_ratio_at_least: 0.85, p99_ratio_at_most: 1.5 }, met: tenant.rps_ratio >= 0.85 && tenant.p99_ratio <= 1.5 },
     get_tenant_decision: { ...decision, targets: { rps_ratio_at_least: 0.85, p99_ratio_at_most: 1.5 }, met: decision.rps_ratio >= 0.85 && decision.p99_ratio <= 1.5 },
+    get_tenant_decision_permission: { ...byPermission, targets: { rps_ratio_at_least: 0.91, p99_ratio_at_most: 1.1 }, met: permissionMet },
     get_boards: { ...boards, targets: { rps_ratio_at_least: 0.8, p99_ratio_at_most: 1.5 }, met: boards.rps_ratio >= 0.8 && boards.p99_ratio <= 1.5 },
   };
 }
