@@ -47,7 +47,7 @@ describe('a member', () => {
       'cache-control': 'no-store',
     });
     expect(r.headers['x-tenant-error']).toBeUndefined();
-    expect(r.body).toEqual({ tenant_id: tenant.id, tenant_slug: tenant.slug, tenant_role: 'admin', user_id: user.id, user_subject: user.subject });
+    expect(r.body).toEqual({ tenant_id: tenant.id, tenant_slug: tenant.slug, tenant_role: 'admin', permissions: [], user_id: user.id, user_subject: user.subject });
     const current = await request(app.app).get('/api/tenant').set('Authorization', bearer(token)).set('X-Tenant', tenant.slug).expect(200);
     expect(current.body.tenant.tenant_id).toBe(tenant.id);
     expect(current.body.membership.user_id).toBe(user.id);
@@ -151,7 +151,10 @@ describe('a member', () => {
     const admin = await tenantWithMember('admin');
     await request(app.app).get('/api/tenant/decision?role=admin').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug).expect(200);
     await request(app.app).get('/api/tenant/decision?role=member').set('Authorization', bearer(member.token)).set('X-Tenant', member.tenant.slug).expect(200);
-    const bad = await request(app.app).get('/api/tenant/decision?role=owner').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug);
+    // Any role key is accepted (docs/roles.md): one the caller does not hold is refused.
+    const other = await request(app.app).get('/api/tenant/decision?role=owner').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug);
+    expect(refusal(other)).toEqual({ status: 403, error: 'Forbidden', header: 'Forbidden' });
+    const bad = await request(app.app).get('/api/tenant/decision?role=Not_A_Key').set('Authorization', bearer(admin.token)).set('X-Tenant', admin.tenant.slug);
     expect(refusal(bad)).toEqual({ status: 403, error: 'Validation error', header: 'Validation error' });
   });
 
