@@ -70,12 +70,15 @@ export const ROUTES: RouteDef[] = [
   { path: '/tenant/members', title: 'Members', access: 'tenantMember', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Members')) },
   { path: '/tenant/invitations', title: 'Invitations', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Invitations')) },
   { path: '/tenant/events', title: 'Tenant events', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
+  { path: '/tenant/roles', title: 'Roles', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Roles')) },
 
   { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Tenants')) },
   { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/NewTenant')) },
   { path: '/admin/tenants/:id', title: 'Tenant details', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/TenantDetail')) },
   { path: '/admin/audit', title: 'Isolation audit', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Audit')) },
   { path: '/admin/events', title: 'Event log', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Events')) },
+  { path: '/admin/permissions', title: 'Permissions', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Permissions')) },
+  { path: '/admin/roles', title: 'Platform roles', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Roles')) },
   { path: '/admin/webhooks', title: 'Webhooks', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Webhooks')) },
   { path: '/admin/webhooks/:id', title: 'Webhook', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/WebhookDetail')) },
 ];

@@ -17,6 +17,7 @@ import { AddMemberForm } from '../../components/tenant/AddMemberForm';
 import { MembershipErrorNotice } from '../../components/tenant/LastAdminNotice';
 import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
+import { allows, useTenantRoles } from '../../components/tenant/RoleSelect';
 import { useSession } from '../../session';
 
 const PAGE_SIZE = 50;
@@ -33,7 +34,8 @@ export default function Members() {
   const [done, setDone] = useState<string | null>(null);
   const [outcomes, setOutcomes] = useState(0);
   const settled = () => setOutcomes((n) => n + 1);
-  const [confirm, setConfirm] = useState<{ kind: 'remove' | 'demote-self'; member: Member } | null>(null);
+  const [confirm, setConfirm] = useState<{ kind: 'remove' | 'demote-self'; member: Member; to?: MemberRole } | null>(null);
+  const roles = useTenantRoles(s.isTenantAdmin || s.isPlatformAdmin === true);
   const isSelf = (m: Member) => s.identity !== null && m.subject === s.identity.subject && m.issuer === s.identity.issuer;
 
   const afterChange = () => invalidateOperations(queryClient, 'listMembers', 'listMyTenants', 'getCurrentTenant', 'listTenantEvents', 'listInvitations');
@@ -45,7 +47,7 @@ export default function Members() {
     },
     onSuccess: async (m) => {
       setConfirm(null);
-      setDone(`${who(m)} is now ${m.role === 'admin' ? 'an admin' : 'a member'}.`);
+      setDone(m.role === 'admin' || m.role === 'member' ? `${who(m)} is now ${m.role === 'admin' ? 'an admin' : 'a member'}.` : `${who(m)} now has the role ${m.role}.`);
       await afterChange();
       settled();
     },
@@ -97,7 +99,7 @@ export default function Members() {
           onConfirm={() => {
             if (!confirm) return;
             if (confirm.kind === 'remove') remove.mutate({ headers: s.tenantHeaders, path: { user_id: confirm.member.user_id } });
-            else changeRole(confirm.member, 'member');
+            else changeRole(confirm.member, confirm.to ?? 'member');
           }}
         >
           {confirm?.kind === 'remove' ? (
@@ -141,7 +143,11 @@ export default function Members() {
                   <td>
                     <code>{m.subject}</code>
                   </td>
-                  <td>{m.role}</td>
+                  <td>
+                    {m.role}
+                    <br />
+                    <span className="hint">allows {allows(m.permissions)}</span>
+                  </td>
                   <td>
                     <Time value={m.created_at} />
                   </td>
@@ -161,6 +167,24 @@ export default function Members() {
                           Make admin
                         </button>
                       )}{' '}
+                      {roles ? (
+                        <select
+                          aria-label={`Role of ${who(m)}`}
+                          value={m.role}
+                          disabled={busy}
+                          onChange={(e) => {
+                            const to = e.target.value;
+                            if (isSelf(m) && m.role === 'admin') setConfirm({ kind: 'demote-self', member: m, to });
+                            else changeRole(m, to);
+                          }}
+                        >
+                          {roles.map((r) => (
+                            <option key={r.key} value={r.key}>
+                              {r.key} — {allows(r.permissions)}
+                            </option>
+                          ))}
+                        </select>
+                      ) : null}{' '}
                       {isSelf(m) ? null : (
                         <button type="button" disabled={busy} aria-label={`Remove ${who(m)}`} onClick={() => setConfirm({ kind: 'remove', member: m })}>
                           Remove
