@@ -66,7 +66,7 @@ browserTest(
     await picker.getByRole('option', { name: `${roleKey} — ${permission}` }).waitFor({ state: 'attached' });
     await picker.selectOption(roleKey);
     await page.getByRole('status').filter({ hasText: `${member.email} now has the role ${roleKey}.` }).waitFor();
-    await page.getByRole('main').getByText(`allows ${permission}`).waitFor();
+    await page.getByRole('row').filter({ hasText: member.email }).getByRole('cell', { name: permission, exact: true }).waitFor();
     await checkPage(page, 'roles-members');
 
     const admitted = await decide();

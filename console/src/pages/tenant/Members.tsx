@@ -128,6 +128,7 @@ export default function Members() {
                 <th scope="col">Email</th>
                 <th scope="col">Subject</th>
                 <th scope="col">Role</th>
+                <th scope="col">Allows</th>
                 <th scope="col">Member since</th>
                 {admin ? <th scope="col">Actions</th> : null}
               </tr>
@@ -143,11 +144,8 @@ export default function Members() {
                   <td>
                     <code>{m.subject}</code>
                   </td>
-                  <td>
-                    {m.role}
-                    <br />
-                    <span className="hint">allows {allows(m.permissions)}</span>
-                  </td>
+                  <td>{m.role}</td>
+                  <td>{allows(m.permissions)}</td>
                   <td>
                     <Time value={m.created_at} />
                   </td>
