@@ -19,6 +19,7 @@ let fresh: FreshDatabase;
 /** The second database as its owner (row-level security does not hide rows from it). */
 let freshOwner: Knex;
 const ADMIN = adminToken();
+const MOVE_PERMISSION = 'moves:read';
 const bearer = (token: string) => `Bearer ${token}`;
 
 beforeAll(async () => {
@@ -83,6 +84,12 @@ async function richTenant() {
   await request(source.app).post('/api/boards').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ name: 'Roadmap' }).expect(201);
   await request(source.app).post('/api/tenant/invitations').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ email: `${unique('i')}@example.test` }).expect(201);
   await ownerConnection().raw('insert into board_members (tenant_id, board_id, user_id) select tenant_id, id, ? from boards where tenant_id = ? on conflict do nothing', [admin.id, id]);
+  // A role of the tenant's own, built from a catalogue permission that the importing deployment has too.
+  for (const app of [source, target]) {
+    const made = await request(app.app).post('/api/setup/permissions').set('Authorization', bearer(ADMIN)).send({ key: MOVE_PERMISSION });
+    expect([201, 409]).toContain(made.status);
+  }
+  await request(source.app).post('/api/tenant/roles').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ key: 'mover', name: 'Mover', permissions: [MOVE_PERMISSION] }).expect(201);
   return { id, slug };
 }
 

@@ -51,6 +51,9 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
   // An invitation's token is a secret: its hash never leaves (an imported pending invitation is resent).
   { table: 'invitations', tenantColumn: 'tenant_id', orderBy: ['id'], omit: ['token_hash'] },
   { table: 'identity_links', tenantColumn: 'tenant_id', orderBy: ['issuer', 'organization_id'], omit: [] },
+  // A tenant's own roles; their permissions must exist in the importing deployment's catalogue.
+  { table: 'tenant_roles', tenantColumn: 'tenant_id', orderBy: ['key'], omit: [] },
+  { table: 'tenant_role_permissions', tenantColumn: 'tenant_id', orderBy: ['role_key', 'permission_key'], omit: [] },
   { table: 'events', tenantColumn: 'tenant_id', orderBy: ['occurred_at', 'id'], omit: [] },
 ];
 

@@ -36,7 +36,7 @@ function resolve(s: Schema): Schema {
   // `allOf` of one schema is how a property refers to a shared enum with its own default.
   if (s.allOf?.length === 1) return resolve(s.allOf[0]!);
   if (!s.$ref) return s;
-  return schemaOf(s.$ref.replace('#/components/schemas/', ''));
+  return resolve(schemaOf(s.$ref.replace('#/components/schemas/', '')));
 }
 
 const SLUG_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789-'.split('');
@@ -63,6 +63,11 @@ function stringArb(s: Schema, unique: () => string): fc.Arbitrary<string> {
       .map((cs) => `${unique()}${cs.join('')}`.slice(0, max));
   }
   if (s.pattern === '\\S') return anyText(min, max).filter((v) => /\S/.test(v));
+  if (s.pattern === '^[a-z0-9][a-z0-9._-]*(:[a-z0-9][a-z0-9._-]*)*$') {
+    // A permission key: lowercase segments joined by ':'.
+    const segment = fc.array(fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789._-'.split('')), { maxLength: 8 }).map((cs) => `a${cs.join('')}`);
+    return fc.array(segment, { minLength: 1, maxLength: 3 }).map((ss) => ss.join(':').slice(0, max));
+  }
   if (s.pattern) throw new Error(`no generator for pattern ${s.pattern}`);
   return anyText(min, max);
 }
