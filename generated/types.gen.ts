@@ -69,7 +69,10 @@ export type MembershipPolicy = {
      * Present (true) when the member's role follows the token: on every request whose token
      * names this tenant, the role claim (SERVICE_JWT_TENANT_ROLE_CLAIM) `admin` makes the
      * caller an admin and anything else a member, each change a `member.role_changed`
-     * event with the identity provider as actor. Absent: off, the token's role is ignored.
+     * event with the identity provider as actor. Only a token of the issuer the tenant
+     * trusts for claims (`claims_issuer`, any accepted issuer when null; for a linked
+     * tenant the link's issuer, naming it by its linked id) that names this one tenant
+     * sets a role. Absent: off, the token's role is ignored.
      *
      */
     roles_from_claims?: boolean;

@@ -152,6 +152,24 @@ function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: Ent
 }
 
 /**
+ * True when the token's role claim may set the caller's role in this tenant
+ * (docs/security.md#roles-from-the-identity-provider): the token names exactly this one tenant,
+ * and its issuer is the one the tenant trusts for claims. A linked tenant trusts its links'
+ * issuers, and only when the token names it by its linked id (a name claim can be minted by
+ * anyone at a provider where users create organizations). An unlinked tenant trusts its
+ * `claims_issuer`; with none set it provisions from any accepted issuer, so roles follow any
+ * accepted issuer too. A flat role claim beside several organizations says nothing about which.
+ */
+export function tokenSpeaksForRole(request: EntryRequest, facts: TenantFacts, caller: Pick<EntryCaller, 'issuer'>): boolean {
+  if (request.kind === 'linked') {
+    return request.organizationIds.length === 1 && facts.links.some((l) => l.issuer === caller.issuer && l.organizationId === request.organizationIds[0]);
+  }
+  if (request.kind !== 'tenant' || !CLAIM_SOURCES.has(request.source) || request.fromSet) return false;
+  if (facts.links.length > 0) return false;
+  return facts.claimsIssuer === null || facts.claimsIssuer === caller.issuer;
+}
+
+/**
  * Decides a tenant request from its facts: not found, a linked id that does not match, a
  * stranger, a tenant that is not active (pending approval, suspended, pending deletion), a member
  * (or a platform admin) entering, a first use that provisions, or a refusal naming why; then the
@@ -177,10 +195,9 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
       return refuse(new ApiError('accessDenied', `The X-Tenant header names tenant '${facts.slug}', which the token's '${request.claim}' claim does not list.`));
     }
   }
-  // The token speaks for the tenant it names (a claim or a linked id): on a tenant whose role
-  // follows the token, that role replaces the stored one (the last-admin rule does not apply).
-  const named = request.kind === 'linked' || (request.kind === 'tenant' && CLAIM_SOURCES.has(request.source));
-  const fromToken = facts.rolesFromClaims && named && caller.tokenRole ? roleOfToken(caller.tokenRole, facts.rolePermissions) : null;
+  // On a tenant whose role follows the token, a trusted token's role replaces the stored one
+  // (the last-admin rule does not apply).
+  const fromToken = facts.rolesFromClaims && caller.tokenRole && tokenSpeaksForRole(request, facts, caller) ? roleOfToken(caller.tokenRole, facts.rolePermissions) : null;
   let role = facts.memberRole;
   let provision = false;
   let setRole: RoleKey | null = null;

@@ -20,7 +20,8 @@ export const TENANT_HEADER_PATTERN = /^[a-z0-9-]+$/;
 export const TENANT_HEADER_MAX = 255;
 
 export type TenantRequest =
-  | { kind: 'tenant'; slug: string; source: TenantSource; claim?: string }
+  /** `fromSet`: the claim named several tenants and the header chose this one. */
+  | { kind: 'tenant'; slug: string; source: TenantSource; claim?: string; fromSet?: true }
   /** The token's organization ids: one is looked up by its link; with several, `header` chose
    * a tenant whose links must hold one of them (checked on the facts). */
   | { kind: 'linked'; organizationIds: readonly string[]; header: string | null; claim: string }
@@ -140,7 +141,7 @@ export function requestedTenant(input: ResolutionInput): TenantRequest {
   if (fromClaims && 'slugs' in fromClaims) {
     if (input.header === null) return { kind: 'choose', claim: fromClaims.claim, listed: fromClaims.slugs };
     if (!fromClaims.slugs.includes(input.header)) return { kind: 'unlisted', claim: fromClaims.claim, listed: fromClaims.slugs, headerSlug: input.header };
-    return { kind: 'tenant', slug: input.header, source: fromClaims.source, claim: fromClaims.claim };
+    return { kind: 'tenant', slug: input.header, source: fromClaims.source, claim: fromClaims.claim, fromSet: true };
   }
   if (fromClaims) {
     if (input.header !== null && input.header !== fromClaims.slug) {

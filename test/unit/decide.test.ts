@@ -3,7 +3,7 @@
  * docs/tenants.md#tenant-resolution, docs/tenants.md#membership and docs/identity-providers.md,
  * from facts as the statement reads them.
  */
-import { decideEntry, decideProductAccess, refusalOf, roleOfToken, tokenRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
+import { decideEntry, decideProductAccess, refusalOf, roleOfToken, tokenRole, tokenSpeaksForRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
 
 const ISS = 'https://idp.example';
@@ -171,7 +171,7 @@ describe('identity providers: several tenants in one claim', () => {
   });
   it('the header chooses one of them, provisioned like a claim', () => {
     const req = requestedTenant({ claims: { organization: ['acme', 'globex'] }, header: 'globex', customClaim: null });
-    expect(req).toEqual({ kind: 'tenant', slug: 'globex', source: 'organization_claim', claim: 'organization' });
+    expect(req).toEqual({ kind: 'tenant', slug: 'globex', source: 'organization_claim', claim: 'organization', fromSet: true });
     expect(decideEntry(req as EntryRequest, facts({ slug: 'globex' }), caller, member)).toMatchObject({ kind: 'enter', provision: true });
   });
 });
@@ -289,5 +289,46 @@ describe('the decision: role and permissions (docs/roles.md)', () => {
   });
   it('a platform admin who is not a member is refused', () => {
     expect(body(decideProductAccess('acme', null, {}))).toMatchObject({ status: 403, error: 'Access denied' });
+  });
+});
+
+describe('§13: whose role claim counts (the tenant\'s trusted issuer, one tenant named)', () => {
+  const OTHER = 'https://contractor-idp.example';
+  const as = (issuer: string, role: 'admin' | 'member') => ({ issuer, isPlatformAdmin: false, tokenRole: [role] });
+  const trusting = facts({ rolesFromClaims: true, claimsIssuer: ISS, memberRole: 'member' });
+  const linked = facts({ rolesFromClaims: true, memberRole: 'member', links: [{ issuer: ISS, organizationId: 'org_1' }] });
+
+  it("a member invited in from another issuer cannot make himself admin with that issuer's token", () => {
+    expect(decideEntry(byClaim, trusting, as(OTHER, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+    expect(refusal(decideEntry(byClaim, trusting, as(OTHER, 'admin'), adminOnly)).error).toBe('Forbidden');
+    // Nor demote an admin: the role stays what it is.
+    expect(decideEntry(byClaim, { ...trusting, memberRole: 'admin' }, as(OTHER, 'member'), adminOnly)).toMatchObject({ kind: 'enter', role: null });
+  });
+  it("the tenant's claims_issuer still sets the role", () => {
+    expect(decideEntry(byClaim, trusting, as(ISS, 'admin'), member)).toMatchObject({ kind: 'enter', role: 'admin' });
+  });
+  it('claims_issuer null and no link: any accepted issuer sets the role (it could provision too)', () => {
+    expect(decideEntry(byClaim, { ...trusting, claimsIssuer: null }, as(OTHER, 'admin'), member)).toMatchObject({ role: 'admin' });
+  });
+  it('a linked tenant: only a token naming it by its linked id, from the link issuer', () => {
+    expect(decideEntry(byLink(['org_1']), linked, as(ISS, 'admin'), member)).toMatchObject({ role: 'admin' });
+    // A name claim (any issuer, the link's own included) never sets the role of a linked tenant.
+    expect(decideEntry(byClaim, linked, as(ISS, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+    expect(decideEntry(byClaim, linked, as(OTHER, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+    expect(decideEntry(byClaim, { ...linked, claimsIssuer: OTHER }, as(OTHER, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+  });
+  it('a token naming several tenants sets no role, whichever the header chose', () => {
+    const req = requestedTenant({ claims: { org: ['acme', 'globex'] }, header: 'acme', customClaim: null }) as EntryRequest;
+    expect(decideEntry(req, { ...trusting, claimsIssuer: null }, as(ISS, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+    expect(decideEntry(byLink(['org_0', 'org_1'], 'acme'), linked, as(ISS, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
+  });
+  it('a first use the token role may not set is provisioned as member', () => {
+    const open = facts({ rolesFromClaims: true, links: [{ issuer: ISS, organizationId: 'org_1' }] });
+    expect(decideEntry(byLink(['org_0', 'org_1'], 'acme'), open, as(ISS, 'admin'), member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
+  });
+  it('tokenSpeaksForRole: header and email never do', () => {
+    expect(tokenSpeaksForRole(byHeader, facts(), caller)).toBe(false);
+    expect(tokenSpeaksForRole(byEmail, facts(), caller)).toBe(false);
+    expect(tokenSpeaksForRole(byDefault, facts(), caller)).toBe(false);
   });
 });
