@@ -26,6 +26,7 @@ beforeAll(async () => {
     await ownerConnection()('invitations').insert({ tenant_id: tenantId, email: `${unique('i')}@iso.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000) });
     await ownerConnection()('tenant_roles').insert({ tenant_id: tenantId, key: 'iso-role', name: 'Isolated' });
     await ownerConnection()('tenant_role_permissions').insert({ tenant_id: tenantId, role_key: 'iso-role', permission_key: permission });
+    await ownerConnection()('member_removals').insert({ tenant_id: tenantId, issuer: 'iss', subject: unique('gone'), reason: 'removed' });
   }
 });
 afterAll(async () => {
@@ -33,7 +34,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions'];
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals'];
 
 const whoAmI = 'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user';
 type WhoAmI = { rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> };

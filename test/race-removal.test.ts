@@ -1,9 +1,11 @@
 /**
  * Removals racing requests (docs/tenants.md#invitations-and-membership-in-detail): a member removed
- * while their `POST /api/boards` runs, and a tenant deleted while claim-provisioned callers write
- * to it. The foreign-key violations these races can cause (`boards_tenant_id_created_by_fkey`,
- * `users_tenant_id_fkey` inside app_tenant_facts, …) map to documented 4xx answers in the error
- * catalog: every request either completes or gets 403/404, never a 500.
+ * while their `POST /api/boards` runs (also one whose identity provider keeps naming the tenant:
+ * the removal sticks, docs/security.md#a-removal-sticks), and a tenant deleted while
+ * claim-provisioned callers write to it. The foreign-key violations these races can cause
+ * (`boards_tenant_id_created_by_fkey`, `users_tenant_id_fkey` inside app_tenant_facts, …) map to
+ * documented 4xx answers in the error catalog: every request either completes or gets 403/404,
+ * never a 500.
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from './helpers/app';
@@ -66,6 +68,41 @@ it('members removed while creating boards get 201 or 403, never 500', async () =
     .whereNull('u.id')
     .count<Array<{ count: string }>>('* as count');
   expect(Number(orphans[0]!.count)).toBe(0);
+});
+
+it('members removed while their claim-provisioned requests keep coming are not made members again', async () => {
+  const slug = unique('sticky');
+  const created = await request(t.app).post('/api/setup/tenant').set('Authorization', `Bearer ${adminToken()}`).send({ name: slug, slug }).expect(201);
+  const tenantId = created.body.tenant_id as string;
+  const admin = await createUser(tenantId, { role: 'admin' });
+  const adminAuth = `Bearer ${tokenFor({ sub: admin.subject })}`;
+  // Each provisioned by its tenant claim (the policy trusts it), then removed mid-traffic.
+  const people = Array.from({ length: 6 }, () => ({ sub: unique('claimed') }));
+  const ids = new Map<string, string>();
+  for (const p of people) {
+    const r = await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${tokenFor({ sub: p.sub, claims: { tenant: slug } })}`).expect(200);
+    ids.set(p.sub, r.body.membership.user_id as string);
+  }
+  let release!: () => void;
+  const stop = new Promise<void>((r) => (release = r));
+  const writers = people.map((p) => {
+    const auth = `Bearer ${tokenFor({ sub: p.sub, claims: { tenant: slug } })}`;
+    return hammer(() => request(t.app).post('/api/boards').set('Authorization', auth).send({ name: unique('b') }), stop);
+  });
+  const remover = (async () => {
+    for (const p of people) {
+      await new Promise((r) => setTimeout(r, 150));
+      await request(t.app).delete(`/api/tenant/members/${ids.get(p.sub)}`).set('Authorization', adminAuth).set('X-Tenant', slug).expect(204);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+  })();
+  const statuses = (await Promise.all([...writers, remover.then(() => [] as number[])])).flat();
+  expect(statuses.filter((s) => s !== 201 && s !== 403)).toEqual([]);
+  expect(statuses).toContain(403);
+  // Nobody removed came back with a fresh membership.
+  const left = await ownerConnection()('users').where({ tenant_id: tenantId }).whereIn('subject', people.map((p) => p.sub)).select('subject');
+  expect(left).toEqual([]);
 });
 
 it('a tenant deleted while claim-provisioned callers write: 200/201 or 403/404, never 500', async () => {

@@ -81,6 +81,7 @@ async function fullTenant(t: TestApp): Promise<{ id: string; slug: string; name:
     await trx('invitations').insert({ tenant_id: id, email: `${unique('inv')}@example.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000), invited_by: users[0]!.id });
      await trx('tenant_roles').insert({ tenant_id: id, key: 'auditor', name: 'Auditor' });
     await trx('tenant_role_permissions').insert({ tenant_id: id, role_key: 'auditor', permission_key: await catalogued() });
+    await trx('member_removals').insert({ tenant_id: id, issuer: 'iss', subject: unique('gone'), reason: 'removed' });
   });
   return { id, slug, name };
 }

@@ -17,7 +17,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-const TENANT_TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations'] as const;
+const TENANT_TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'member_removals'] as const;
 
 async function rowCounts(tenantId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -79,7 +79,7 @@ describe('POST /api/setup/tenant', () => {
       updated_at: expect.any(String),
     });
     // Without include_sample_data the tenant owns nothing.
-    expect(await rowCounts(r.body.tenant_id)).toEqual({ users: 0, boards: 0, board_members: 0, generations: 0, provider_configs: 0, credit_transactions: 0, invitations: 0 });
+    expect(await rowCounts(r.body.tenant_id)).toEqual({ users: 0, boards: 0, board_members: 0, generations: 0, provider_configs: 0, credit_transactions: 0, invitations: 0, member_removals: 0 });
   });
 
   it('include_sample_data: two boards with generations (with media URLs), one provider configuration, one credit grant', async () => {
@@ -89,7 +89,7 @@ describe('POST /api/setup/tenant', () => {
       .send({ name: 'Sample', slug: unique('sample'), include_sample_data: true })
       .expect(201);
     const id = r.body.tenant_id as string;
-    expect(await rowCounts(id)).toEqual({ users: 0, boards: 2, board_members: 0, generations: 5, provider_configs: 1, credit_transactions: 1, invitations: 0 });
+    expect(await rowCounts(id)).toEqual({ users: 0, boards: 2, board_members: 0, generations: 5, provider_configs: 1, credit_transactions: 1, invitations: 0, member_removals: 0 });
     const gens = await ownerConnection()('generations').where({ tenant_id: id }).select('media_url');
     for (const g of gens) expect(g.media_url).toMatch(/^https:\/\//);
     const [grant] = await ownerConnection()('credit_transactions').where({ tenant_id: id }).select('kind', 'amount', 'balance_after');

@@ -1242,7 +1242,8 @@ export const listMembersInfiniteOptions = (options?: Options<ListMembersData>) =
  * Platform admins only (the operator's provisioning and migrations); the tenant's own
  * admins get 403 `Forbidden` and invite people instead (`POST /api/tenant/invitations`),
  * because nobody becomes a member without consent. The member is identified by issuer and
- * subject. Event `member.added`.
+ * subject. Event `member.added`. It brings back a person who was removed or left (whose
+ * claims no longer make them a member).
  *
  */
 export const addMemberMutation = (options?: Partial<Options<AddMemberData>>): UseMutationOptions<AddMemberResponse, AddMemberError, Options<AddMemberData>> => {
@@ -1266,7 +1267,10 @@ export const addMemberMutation = (options?: Partial<Options<AddMemberData>>): Us
  * member admin first with `PATCH /api/tenant/members/{user_id}` (updateMemberRole).
  * A member with requests in flight is removed when those requests end. Two admins removing
  * each other at the same moment: one is removed, the other request gets 409 (or 403).
- * The invitations the removed member sent that are still pending are revoked.
+ * The invitations the removed member sent that are still pending are revoked. The removal
+ * sticks: a claim or linked id naming the tenant never makes the person a member again
+ * (their requests get 403 `Access denied` saying they were removed); only an accepted
+ * invitation or a platform admin's `POST /api/tenant/members` brings them back.
  *
  */
 export const removeMemberMutation = (options?: Partial<Options<RemoveMemberData>>): UseMutationOptions<RemoveMemberResponse, RemoveMemberError, Options<RemoveMemberData>> => {
@@ -1314,7 +1318,9 @@ export const updateMemberRoleMutation = (options?: Partial<Options<UpdateMemberR
  * member without consent). The last admin cannot leave (409 `Conflict`): make another
  * member admin first with `PATCH /api/tenant/members/{user_id}` (updateMemberRole).
  * The invitations the caller sent that are still pending are revoked. A platform admin
- * who is not a member gets 404 `Not found`. Event `member.left`.
+ * who is not a member gets 404 `Not found`. Event `member.left`. Leaving sticks like a
+ * removal: a claim or linked id never makes the caller a member again, only an accepted
+ * invitation or a platform admin's `POST /api/tenant/members`.
  *
  */
 export const leaveTenantMutation = (options?: Partial<Options<LeaveTenantData>>): UseMutationOptions<LeaveTenantResponse, LeaveTenantError, Options<LeaveTenantData>> => {
@@ -1584,7 +1590,7 @@ export const resendInvitationMutation = (options?: Partial<Options<ResendInvitat
  * member of the tenant → 409 `Conflict`; the tenant suspended or scheduled for deletion →
  * 403 `Tenant suspended` (awaiting approval → 403 `Tenant pending approval`). On success
  * the caller becomes a member with the invited role and can use the tenant with
- * `X-Tenant: <slug>`.
+ * `X-Tenant: <slug>`; this also brings back a person who was removed from the tenant or left it.
  *
  */
 export const acceptInvitationMutation = (options?: Partial<Options<AcceptInvitationData>>): UseMutationOptions<AcceptInvitationResponse, AcceptInvitationError, Options<AcceptInvitationData>> => {

@@ -15,6 +15,7 @@ import * as webhookOutboxIndependent from './migrations/007-webhook-outbox-indep
 import * as tenantTokenKeys from './migrations/008-tenant-token-keys';
 import * as tenantFacts from './migrations/009-tenant-facts';
 import * as consoleSignInCodes from './migrations/012-console-sign-in-codes';
+import * as memberRemovals from './migrations/016-member-removals';
 import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
 import * as roles from './migrations/015-roles';
@@ -78,6 +79,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '012-console-sign-in-codes': consoleSignInCodes,
   '014-tenant-lifecycle': tenantLifecycle,
   '015-roles': roles,
+  '016-member-removals': memberRemovals,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -20,6 +20,7 @@ export const TENANT_TABLES = [
   'invitations',
   'tenant_roles',
   'tenant_role_permissions',
+  'member_removals',
 ] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 

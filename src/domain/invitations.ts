@@ -33,6 +33,7 @@ import {
   tenantOfInvitationToken,
   type InvitationStatusFilter,
 } from '../db/queries/invitations';
+import { clearRemoval } from '../db/queries/member-removals';
 import { withTenant, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import type { Delivery, InvitationMail } from '../mail/invitation-mail';
@@ -339,6 +340,8 @@ export async function acceptInvitation(
       role: inv.role,
     });
     if (!member) throw new ApiError('conflict', `You are already a member of tenant '${tenant.slug}'.`);
+    // An invitation is consent on both sides: it brings back someone removed earlier.
+    await clearRemoval(trx, tenantId, invitee);
     const invitation = await markAccepted(trx, tenantId, inv.id, member.id);
     const memberData = { user_id: member.id, issuer: member.issuer, subject: member.subject, email: member.email, display_name: member.display_name, role: member.role };
     await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData } });

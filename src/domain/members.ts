@@ -2,10 +2,13 @@
  * Tenant members (users rows). Functions take the request's tenant-scoped transaction.
  *
  * Nobody becomes a member without consent (docs/tenants.md#membership): `addMember` is for platform
- * admins (x-access tenantPlatformAdmin); tenant admins invite. Any member may leave.
+ * admins (x-access tenantPlatformAdmin); tenant admins invite. Any member may leave. A removal or
+ * a departure leaves a mark that only an invitation or `addMember` clears
+ * (docs/security.md#a-removal-sticks).
  */
 import { UserRow } from '../db/models';
 import { fetchKeysetRows } from '../db/queries/keyset-page';
+import { clearRemoval, markRemoved } from '../db/queries/member-removals';
 import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -44,6 +47,8 @@ export async function addMember(trx: Transaction, origin: EventOrigin, tenantId:
   const role = await requireRole(trx, tenantId, m.role);
   const row = await insertMemberIfAbsent(trx, tenantId, { ...m, email: m.email.trim() });
   if (!row) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
+  // The operator's add brings back someone removed earlier (docs/security.md#a-removal-sticks).
+  await clearRemoval(trx, tenantId, m);
   await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.id }, data: { member: memberData(row) } });
   return { member: row, permissions: role.permissions };
 }
@@ -102,6 +107,8 @@ export async function removeMember(trx: Transaction, origin: EventOrigin, tenant
     }
     await revokeInvitationsSentBy(sp, origin, tenantId, userId);
     await deleteMember(sp, tenantId, userId);
+    // Their identity provider may still name the tenant: the mark keeps claims from undoing this.
+    await markRemoved(sp, tenantId, target, 'removed');
     await recordEvent(sp, origin, { action: 'member.removed', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(target) } });
   });
 }
@@ -132,6 +139,7 @@ export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantI
     }
     const revoked = await revokeInvitationsSentBy(sp, origin, tenantId, userId);
     await deleteMember(sp, tenantId, userId);
+    await markRemoved(sp, tenantId, me, 'left');
     await recordEvent(sp, origin, { action: 'member.left', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(me) } });
     return { member: me, revokedInvitations: revoked };
   });

@@ -34,7 +34,18 @@ export interface TenantFacts {
    * member's, `member`, and those the token's role claim names.
    */
   readonly rolePermissions: Readonly<Record<RoleKey, readonly string[]>>;
+  /** Why the caller, not a member, stopped being one here (a mark no claim overrides); null when never removed or since brought back. */
+  readonly removal?: RemovalReason | null;
 }
+
+/** Removed by an admin, left, or deprovisioned by a directory. */
+export type RemovalReason = 'removed' | 'left' | 'deprovisioned';
+
+const REMOVED_BY: Record<RemovalReason, string> = {
+  removed: 'by an admin',
+  left: 'when they left it',
+  deprovisioned: 'by its directory',
+};
 
 /** What the request asked for, once `refusalOf` let it through. */
 export type EntryRequest = Extract<TenantRequest, { kind: 'tenant' } | { kind: 'linked' }> | { kind: 'default' };
@@ -201,10 +212,17 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   let role = facts.memberRole;
   let provision = false;
   let setRole: RoleKey | null = null;
-  const why = role === null ? provisionRefusal(request, facts, caller) : null;
+  // A removal sticks: no claim, linked id or single-tenant default makes them a member again.
+  const removal = role === null ? (facts.removal ?? null) : null;
+  const why = role === null ? (removal ? '' : provisionRefusal(request, facts, caller)) : null;
   // A stranger learns nothing about the tenant's state (a suspension is between its owner and
   // the operator); anyone else is refused while the tenant is not active, before anything is written.
   if (role === null && why !== null && !caller.isPlatformAdmin) {
+    if (removal) {
+      return refuse(
+        new ApiError('accessDenied', `The user was removed from tenant '${facts.slug}' ${REMOVED_BY[removal]}; only an accepted invitation or a platform admin can make them a member again.`),
+      );
+    }
     return refuse(new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${why}`));
   }
   const closed = statusRefusal(facts.slug, facts.status);

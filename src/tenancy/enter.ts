@@ -41,6 +41,7 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     rolesFromClaims: row.tenant_roles_from_claims,
     memberRole: row.user_role,
     rolePermissions: row.role_permissions,
+    removal: row.user_removal,
   };
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {

@@ -332,3 +332,33 @@ describe('§13: whose role claim counts (the tenant\'s trusted issuer, one tenan
     expect(tokenSpeaksForRole(byDefault, facts(), caller)).toBe(false);
   });
 });
+
+describe('§3: a removal sticks', () => {
+  const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
+  it('a removed caller is never provisioned again by a claim, a linked id or the single-tenant default: 403 saying so', () => {
+    for (const [req, f] of [
+      [byClaim, facts({ removal: 'removed' })],
+      [byLink(['org_1']), { ...linked, removal: 'removed' }],
+      [byDefault, facts({ removal: 'removed' })],
+    ] as const) {
+      expect(refusal(decideEntry(req, f, caller, member))).toEqual({
+        status: 403,
+        error: 'Access denied',
+        detail: "The user was removed from tenant 'acme' by an admin; only an accepted invitation or a platform admin can make them a member again.",
+      });
+    }
+  });
+  it('the detail says how: left, or deprovisioned by the directory', () => {
+    expect(refusal(decideEntry(byClaim, facts({ removal: 'left' }), caller, member)).detail).toMatch(/removed from tenant 'acme' when they left it/);
+    expect(refusal(decideEntry(byHeader, facts({ removal: 'deprovisioned' }), caller, member)).detail).toMatch(/removed from tenant 'acme' by its directory/);
+  });
+  it('a token role changes nothing for a removed caller', () => {
+    expect(refusal(decideEntry(byClaim, facts({ removal: 'removed', rolesFromClaims: true }), { ...caller, tokenRole: 'admin' }, member)).status).toBe(403);
+  });
+  it('a member again (invitation, platform admin add) enters: the mark only matters without a membership', () => {
+    expect(decideEntry(byClaim, facts({ removal: null, memberRole: 'member' }), caller, member)).toMatchObject({ kind: 'enter', provision: false });
+  });
+  it('a removed platform admin enters as the operator, without a membership', () => {
+    expect(decideEntry(byClaim, facts({ removal: 'removed' }), platformAdmin, member)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: null });
+  });
+});

@@ -52,6 +52,7 @@ const ROW_ID: Record<TenantTable, string> = {
   invitations: 'r.id::text',
   tenant_roles: 'r.key::text',
   tenant_role_permissions: "r.role_key::text || ':' || r.permission_key::text",
+  member_removals: "r.issuer || ' ' || r.subject",
 };
 
 /** Columns that reference a user (cross-tenant user access). */

@@ -1,8 +1,8 @@
 /**
  * The facts a tenant request is decided on, in the request's first statement
- * (`app_tenant_facts`, migration 013): the tenant (by id, slug, identity link or the default),
+ * (`app_tenant_facts`, migrations 015 and 016): the tenant (by id, slug, identity link or the default),
  * its membership policy and identity links, the caller's membership and the permissions of the
- * roles the decision may need. The statement also sets
+ * roles the decision may need, and the caller's removal mark. The statement also sets
  * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
  * decision is src/tenancy/decide.ts; the rows it asks for are written by `insertMembership` and
  * `followTokenRole` below.
@@ -10,6 +10,7 @@
 import type { Knex } from 'knex';
 import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
+import type { RemovalReason } from './member-removals';
 import { preparedName, queryRows, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
 import type { RoleKey } from '../../context/roles';
 
@@ -53,6 +54,8 @@ export interface TenantFactsRow {
   user_created_at: Date | null;
   /** Sorted permissions of the member's role, `member` and the token's roles, by role key (those that exist). */
   role_permissions: Record<string, string[]>;
+  /** Why the caller stopped being a member of this tenant (src/db/queries/member-removals.ts); null when never removed or since brought back. */
+  user_removal: RemovalReason | null;
 }
 
 /**
@@ -65,7 +68,7 @@ export interface TenantFactsRow {
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
    f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at,
-   f.role_permissions
+   f.role_permissions, f.user_removal
  from app_tenant_facts(
    case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[]) f`;
 /**
