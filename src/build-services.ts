@@ -1,6 +1,7 @@
 /**
  * Builds the AppServices of a process (or a test) from its Config and an open pool.
  */
+import { noPlatformAdminReason } from './admin-issuers';
 import type { Logger } from 'pino';
 import { loadOrCreateLocalKeys } from './auth/local-keys';
 import { TenantTokenKeys, type TenantTokenKeyOptions } from './auth/tenant-tokens';
@@ -24,6 +25,9 @@ export interface BuildServicesOptions {
 export async function buildServices(config: Config, opts: BuildServicesOptions): Promise<AppServices> {
   await checkSecretsAtRest(config, opts.db, opts.logger);
   const localKeys = config.authProvider === 'local' ? loadOrCreateLocalKeys(config.dataDir) : null;
+  // Said at every boot: a deployment where nobody can reach /api/setup is rarely meant.
+  const noAdmin = noPlatformAdminReason(config);
+  if (noAdmin) opts.logger.warn({ admin_issuers: config.adminIssuers }, noAdmin);
   const rateLimiter = config.rateLimitEnabled ? await createRateLimiter(config, opts.logger) : null;
   return {
     db: opts.db,

@@ -3,6 +3,7 @@
  * typed Config; every bad variable is reported in one message.
  */
 import path from 'node:path';
+import { adminIssuersOf, defaultAdminIssuers } from './admin-issuers';
 import { IDP_PRESETS, isIdpPreset, type IdpPreset } from './idp-presets';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy';
 
@@ -52,6 +53,12 @@ export interface Config {
   readonly jwtCacheSize: number;
   readonly adminRole: string;
   readonly adminRoleClaim: string;
+  /**
+   * SERVICE_ADMIN_ISSUER: the issuers whose tokens may carry the platform admin role (default:
+   * SERVICE_JWT_ISSUER, else the local or OIDC provider's own issuer). Empty: nobody is a
+   * platform admin (docs/security.md#platform-admins).
+   */
+  readonly adminIssuers: readonly string[];
   readonly defaultTenantSlug: string;
   readonly rateLimitEnabled: boolean;
   /** SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: the `decision` counter's limit; null: the contract's (6 000). */
@@ -258,6 +265,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[^.]+(\.[^.]+)*$/.test(adminRoleClaim)) {
     problems.push(`SERVICE_ADMIN_ROLE_CLAIM: '${adminRoleClaim}' is not a claim name or dot path`);
   }
+  const adminIssuers = adminIssuersOf(raw('SERVICE_ADMIN_ISSUER'), problems) ?? defaultAdminIssuers(authProvider, jwtIssuer, oidcIssuer);
   const defaultTenantSlug = str('SERVICE_DEFAULT_TENANT_SLUG') ?? 'default';
   if (!SLUG.test(defaultTenantSlug) || defaultTenantSlug.length > 255) {
     problems.push(`SERVICE_DEFAULT_TENANT_SLUG: must match ^[a-z0-9-]+$, got '${defaultTenantSlug}'`);
@@ -368,6 +376,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseQueryTimeoutMs,
     adminRole,
     adminRoleClaim,
+    adminIssuers: Object.freeze(adminIssuers),
     defaultTenantSlug,
     rateLimitEnabled,
     rateLimitDecisionPerMinute,

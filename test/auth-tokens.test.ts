@@ -197,14 +197,14 @@ describe('jwks provider (real JWKS over HTTP)', () => {
   });
 
   it('platform admin from a dot-path role claim', async () => {
-    const t2 = await startTestApp({ SERVICE_JWKS_URI: jwks.jwksUri, SERVICE_ADMIN_ROLE_CLAIM: 'realm_access.roles', SERVICE_ADMIN_ROLE: 'platform-admin' });
+    const t2 = await startTestApp({ SERVICE_JWKS_URI: jwks.jwksUri, SERVICE_ADMIN_ROLE_CLAIM: 'realm_access.roles', SERVICE_ADMIN_ROLE: 'platform-admin', SERVICE_ADMIN_ISSUER: jwks.issuer });
     try {
-      const admin = jwks.sign({ sub: unique('a'), realm_access: { roles: ['user', 'platform-admin'] } });
-      const user = jwks.sign({ sub: unique('u'), realm_access: { roles: ['user'] }, roles: ['platform-admin'] });
-      const single = jwks.sign({ sub: unique('s'), realm_access: { roles: 'platform-admin' } });
+      const admin = jwks.sign({ sub: unique('a'), iss: jwks.issuer, realm_access: { roles: ['user', 'platform-admin'] } });
+      const user = jwks.sign({ sub: unique('u'), iss: jwks.issuer, realm_access: { roles: ['user'] }, roles: ['platform-admin'] });
+      const single = jwks.sign({ sub: unique('s'), iss: jwks.issuer, realm_access: { roles: 'platform-admin' } });
       // A flat claim spelled like the path is not the nested one (docs/configuration.md#claim-names-and-dot-paths).
-      const flat = jwks.sign({ sub: unique('f'), 'realm_access.roles': ['platform-admin'], realm_access: { roles: ['user'] } });
-      const flatOnly = jwks.sign({ sub: unique('f'), 'realm_access.roles': ['platform-admin'] });
+      const flat = jwks.sign({ sub: unique('f'), iss: jwks.issuer, 'realm_access.roles': ['platform-admin'], realm_access: { roles: ['user'] } });
+      const flatOnly = jwks.sign({ sub: unique('f'), iss: jwks.issuer, 'realm_access.roles': ['platform-admin'] });
       // GET /api/tenant in single-tenant mode shows whether the caller is a member; the admin
       // check is observable on /api/setup/*: 403 Forbidden vs anything else.
       const probe = async (token: string) => (await request(t2.app).get('/api/setup/audit').set('Authorization', `Bearer ${token}`)).status;

@@ -24,7 +24,7 @@ beforeAll(async () => {
   local = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
   localIds = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWT_TENANT_ID_CLAIM: 'org_id' });
   for (const preset of Object.keys(IDP_PRESETS) as IdpPreset[]) {
-    apps.set(preset, await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: jwks.jwksUri, SERVICE_IDP_PRESET: preset }));
+    apps.set(preset, await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: jwks.jwksUri, SERVICE_IDP_PRESET: preset, SERVICE_ADMIN_ISSUER: jwks.issuer }));
   }
 }, 120_000);
 afterAll(async () => {

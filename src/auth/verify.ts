@@ -146,10 +146,14 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
 
 function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer: string): Caller {
   const roles = readClaim(claims, config.adminRoleClaim);
-  const isPlatformAdmin = Array.isArray(roles) ? roles.includes(config.adminRole) : roles === config.adminRole;
+  const issuer = typeof claims.iss === 'string' && claims.iss !== '' ? claims.iss : defaultIssuer;
+  // The admin role counts only from an admin issuer (docs/security.md#platform-admins).
+  const hasAdminRole = Array.isArray(roles) ? roles.includes(config.adminRole) : roles === config.adminRole;
+  const isPlatformAdmin = hasAdminRole && config.adminIssuers.includes(issuer);
+  const adminRoleIgnored = hasAdminRole && !isPlatformAdmin ? (config.adminIssuers.length === 0 ? 'no_admin_issuer' : 'other_issuer') : undefined;
   const ev = claims.email_verified;
   return Object.freeze({
-    issuer: typeof claims.iss === 'string' && claims.iss !== '' ? claims.iss : defaultIssuer,
+    issuer,
     subject: claims.sub as string,
     // Trimmed on the way in (a tab or space from an IdP would be stored and defeat comparisons).
     email: typeof claims.email === 'string' && claims.email.trim() !== '' ? claims.email.trim() : null,
@@ -157,6 +161,7 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
     emailVerified: ev === undefined ? null : ev === true || ev === 'true',
     name: typeof claims.name === 'string' ? claims.name : null,
     isPlatformAdmin,
+    ...(adminRoleIgnored ? { adminRoleIgnored } : {}),
     claims: Object.freeze({ ...claims }),
   });
 }

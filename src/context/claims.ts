@@ -11,6 +11,11 @@ export interface Caller {
   readonly emailVerified: boolean | null;
   readonly name: string | null;
   readonly isPlatformAdmin: boolean;
+  /**
+   * Why a token carrying the platform admin role is not a platform admin's: no admin issuer is
+   * configured, or its issuer is not one of them. Absent otherwise.
+   */
+  readonly adminRoleIgnored?: 'no_admin_issuer' | 'other_issuer';
   readonly claims: Readonly<Record<string, unknown>>;
 }
 

@@ -4,6 +4,7 @@
  */
 import { readTenantFacts } from '../db/queries/setup-status';
 import { withService, type Database } from '../db/tenant-scope';
+import { noPlatformAdminReason } from '../admin-issuers';
 import type { AuthProvider, Config } from '../config';
 import { holdsEncryptedSecrets } from './secrets-at-rest';
 
@@ -34,6 +35,8 @@ export interface DeploymentFacts {
   tenantIdClaim?: string | null;
   /** Tenants besides the default that provision from claims without an identity link. */
   unlinkedProvisioning?: number;
+  /** Why no token can be a platform admin (src/admin-issuers.ts); null or absent when one can. */
+  noPlatformAdmin?: string | null;
 }
 
 export interface SetupStatusResult {
@@ -51,6 +54,7 @@ const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one :
 /** Concrete sentences about this deployment, most important first. Pure, for unit tests. */
 export function setupRecommendations(f: DeploymentFacts): string[] {
   const out: string[] = [];
+  if (f.noPlatformAdmin) out.push(f.noPlatformAdmin);
   if (!f.hasDefaultTenant && f.defaultSlugHeldByOther) {
     out.push(
       `The default tenant is missing and another tenant holds its slug '${f.defaultTenantSlug}'; it is not adopted as the default. ` +
@@ -164,6 +168,7 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     authProvider: config.authProvider,
     jwtIssuer: config.jwtIssuer,
     jwtAudience: config.jwtAudience,
+    noPlatformAdmin: noPlatformAdminReason(config),
     frontendBaseUrl: config.frontendBaseUrl,
     defaultTenantSlug,
     dataDir: config.dataDir,

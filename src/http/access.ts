@@ -11,6 +11,13 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';
 import { stateOf } from './request-state';
 
+/** What a refusal adds for a token whose admin role did not count (docs/security.md#platform-admins). */
+const IGNORED_ADMIN_ROLE = {
+  none: '',
+  no_admin_issuer: ' The token carries the platform admin role, but no issuer may grant it: the operator sets SERVICE_ADMIN_ISSUER (or SERVICE_JWT_ISSUER).',
+  other_issuer: " The token carries the platform admin role, but its issuer is not one of the platform admin issuers (SERVICE_ADMIN_ISSUER).",
+} as const;
+
 /** Stage: caller-level access (before the tenant is entered). */
 export function accessStage(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
@@ -19,7 +26,7 @@ export function accessStage(): RequestHandler {
     if (op.access === 'public') return next();
     if (!state.caller) return next(new ApiError('unauthorized', 'A valid bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer realm="tenant-service"' }));
     if (op.access === 'platformAdmin' && !state.caller.isPlatformAdmin) {
-      return next(new ApiError('forbidden', `Only platform admins may call ${op.method} ${op.path}.`));
+      return next(new ApiError('forbidden', `Only platform admins may call ${op.method} ${op.path}.${IGNORED_ADMIN_ROLE[state.caller.adminRoleIgnored ?? 'none']}`));
     }
     next();
   };

@@ -220,3 +220,30 @@ describe('membership and invitation settings', () => {
     }
   });
 });
+
+describe('SERVICE_ADMIN_ISSUER (docs/security.md#platform-admins)', () => {
+  const JWKS = { SERVICE_JWKS_URI: 'https://idp.example/jwks.json' };
+  it('defaults: SERVICE_JWT_ISSUER, else the local or OIDC issuer; jwt and jwks alone assume none', () => {
+    expect(loadConfig({}).adminIssuers).toEqual(['urn:tenant-service:local']);
+    expect(loadConfig({ SERVICE_OIDC_ISSUER: 'https://login.example/' }).adminIssuers).toEqual(['https://login.example/']);
+    expect(loadConfig({ ...JWKS, SERVICE_JWT_ISSUER: 'https://a.example' }).adminIssuers).toEqual(['https://a.example']);
+    expect(loadConfig(JWKS).adminIssuers).toEqual([]);
+    expect(loadConfig({ SERVICE_JWT_SECRET: 'x'.repeat(32) }).adminIssuers).toEqual([]);
+  });
+  it('a comma list or a JSON array, trimmed and deduplicated, replaces the default', () => {
+    expect(loadConfig({ ...JWKS, SERVICE_ADMIN_ISSUER: ' https://a.example , https://b.example,https://a.example' }).adminIssuers).toEqual(['https://a.example', 'https://b.example']);
+    expect(loadConfig({ SERVICE_ADMIN_ISSUER: '["https://a.example"]' }).adminIssuers).toEqual(['https://a.example']);
+  });
+  it('bad values are reported with the other variables', () => {
+    for (const bad of [',', '[1]', '[not json', 'https://a.example,with space', `https://a.example/${'x'.repeat(1100)}`]) {
+      let err: unknown;
+      try {
+        loadConfig({ SERVICE_ADMIN_ISSUER: bad, SERVICE_PORT: 'x' });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems.map((p) => p.split(':')[0])).toEqual(['SERVICE_PORT', 'SERVICE_ADMIN_ISSUER']);
+    }
+  });
+});
