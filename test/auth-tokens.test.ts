@@ -97,6 +97,27 @@ describe('local provider', () => {
   it('no exp', () => expect401(t, sign({ sub: 'x' }, { expiresIn: undefined })));
   it('missing sub', () => expect401(t, sign({ tenant: tenantSlug })));
   it('empty sub', () => expect401(t, sign({ sub: '' })));
+  // The subject names the caller exactly (docs/security.md#who-the-caller-is).
+  it.each([
+    ['surrounding spaces', '  alice  '],
+    ['a leading tab', '\talice'],
+    ['a trailing newline', 'alice\n'],
+    ['a no-break space', '\u00a0alice'],
+    ['white space only', '   '],
+    ['a NUL inside', 'al\u0000ice'],
+    ['an escape inside', 'al\u001bice'],
+    ['DEL inside', 'al\u007fice'],
+    ['a C1 control inside', 'al\u0085ice'],
+  ])('sub with %s', async (_what, subject) => {
+    const r = await expect401(t, sign({ sub: subject, tenant: tenantSlug }));
+    expect(r.body.detail).toBe("The token's subject (sub) has surrounding white space or control characters.");
+    // The decision too: never `X-User-Subject: alice` for a token of "  alice  ".
+    const d = await request(t.app).get('/api/tenant/decision').set('Authorization', `Bearer ${sign({ sub: subject, tenant: tenantSlug })}`);
+    expect(d.status).toBe(401);
+  });
+  it('a sub with inner spaces and non-ASCII letters is a subject like any other', async () => {
+    await request(t.app).get('/api/tenant').set('Authorization', `Bearer ${sign({ sub: `Jürgen Müller ${unique('s')}`, tenant: tenantSlug })}`).expect(200);
+  });
   it('wrong issuer', () => expect401(t, sign({ sub: 'x' }, { issuer: 'https://evil.example' })));
   it('wrong signature (another key)', () => {
     const other = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;

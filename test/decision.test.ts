@@ -11,6 +11,7 @@ import http from 'node:http';
 import request from 'supertest';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { startTestApp, type TestApp } from './helpers/app';
+import { startJwksServer } from './helpers/jwks-server';
 import { parseExposition, sampleValue } from './helpers/prometheus';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from './factories';
 
@@ -44,6 +45,7 @@ describe('a member', () => {
       'x-tenant-role': 'admin',
       'x-user-id': user.id,
       'x-user-subject': user.subject,
+      'x-user-issuer': user.issuer,
       'cache-control': 'no-store',
     });
     expect(r.headers['x-tenant-error']).toBeUndefined();
@@ -124,6 +126,22 @@ describe('a member', () => {
       expect(r.headers['x-user-subject']).toBe(encodeURIComponent(subject));
       expect(decodeURIComponent(r.headers['x-user-subject'])).toBe(subject);
       expect(r.headers['x-user-id']).toBe(user.id);
+    }
+  });
+
+  it('percent-encodes an issuer the same way: decoding X-User-Issuer gives iss back', async () => {
+    const jwks = await startJwksServer();
+    const idp = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: jwks.jwksUri });
+    try {
+      const tenant = await createTenant();
+      for (const iss of [`${jwks.issuer}/realms/münchen`, `${jwks.issuer}/100%`, jwks.issuer]) {
+        const r = await decide(idp).set('Authorization', bearer(jwks.sign({ sub: unique('u'), iss, tenant: tenant.slug }))).expect(200);
+        expect(r.headers['x-user-issuer']).toBe(iss === jwks.issuer ? iss : encodeURIComponent(iss));
+        expect(decodeURIComponent(r.headers['x-user-issuer'])).toBe(iss);
+      }
+    } finally {
+      await idp.close();
+      await jwks.close();
     }
   });
 

@@ -196,10 +196,10 @@ for (const gateway of GATEWAYS) {
       const mark = product.seen().length;
       // X-Tenant-Token is a header the decision does not set here (tenant tokens are off): the
       // gateway must drop the client's copy, not pass it through.
-      const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-Tenant-Token': 'forged' };
+      const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-User-Issuer': 'https://forged.example', 'X-Tenant-Token': 'forged' };
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [], userId: user.id, subject: user.subject, via: 'gateway' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [], userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
       expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null, authorization: null }]);
 
       // A write with a body: the body reaches the product, never the decision.
@@ -499,7 +499,7 @@ describe("the example product verifies tenant-service's own tenant tokens (PRODU
 });
 
 describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12)', () => {
-  const DECISION_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-User-Id', 'X-User-Subject', 'X-Tenant-Token'];
+  const DECISION_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-User-Id', 'X-User-Subject', 'X-User-Issuer', 'X-Tenant-Token'];
 
   it("traefik.yml drops every client copy of the decision headers before forwardAuth copies them, and the client's Authorization after it", () => {
     const doc = yaml.load(fs.readFileSync(path.join(ROOT, 'examples', 'traefik.yml'), 'utf8')) as {

@@ -2,7 +2,8 @@
 //
 //   PRODUCT_AUTH=gateway  (default) nginx, Caddy, Traefik or Envoy asked tenant-service's
 //                         GET /api/tenant/decision and injected X-Tenant-Id, X-Tenant-Slug,
-//                         X-Tenant-Role, X-Tenant-Permissions, X-User-Id and X-User-Subject. The product trusts them,
+//                         X-Tenant-Role, X-Tenant-Permissions, X-User-Id, X-User-Subject and
+//                         X-User-Issuer. The product trusts them,
 //                         so it must be reachable ONLY through the gateway (bind it to
 //                         127.0.0.1 or a private network), and the gateway must strip the
 //                         clients' copies of these headers (every config in examples/ does).
@@ -31,6 +32,7 @@ function fromGatewayHeaders(req) {
   const role = req.get('X-Tenant-Role');
   if (!tenantId || !userId || !role) return null;
   const subject = req.get('X-User-Subject');
+  const issuer = req.get('X-User-Issuer');
   return {
     tenantId,
     tenantSlug: req.get('X-Tenant-Slug') ?? null,
@@ -40,6 +42,8 @@ function fromGatewayHeaders(req) {
     userId,
     // Percent-encoded by tenant-service when not plain ASCII; decoding plain ASCII changes nothing.
     subject: subject ? decodeURIComponent(subject) : null,
+    // The same name as a tenant token's `idp_iss`: a subject is unique per issuer only.
+    idpIssuer: issuer ? decodeURIComponent(issuer) : null,
     via: 'gateway',
   };
 }

@@ -1125,8 +1125,8 @@ export const decideTenantAccessQueryKey = (options?: Options<DecideTenantAccessD
  * `forward_auth`, Traefik `forwardAuth`, Envoy `ext_authz`): the same tenant resolution,
  * membership and provisioning as `GET /api/tenant`, from the forwarded request's
  * `Authorization` and `X-Tenant` headers (and the token's claims). On **200** the headers
- * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-Tenant-Permissions`, `X-User-Id` and
- * `X-User-Subject` carry the decision for the gateway to copy onto the request it forwards
+ * `X-Tenant-Id`, `X-Tenant-Slug`, `X-Tenant-Role`, `X-Tenant-Permissions`, `X-User-Id`,
+ * `X-User-Subject` and `X-User-Issuer` carry the decision for the gateway to copy onto the request it forwards
  * to the product. `?permission=invoices:write` (repeatable) admits only members whose role
  * holds every permission named (docs/roles.md).
  *

@@ -1,6 +1,6 @@
 /**
  * Bearer-token verification with express-jwt (keys of `jwks` and `oidc` from src/auth/jwks-cache.ts).
- * Only the provider's algorithms are accepted; `exp` and `sub` are required; `iat` may not lie
+ * Only the provider's algorithms are accepted; `exp` and a well-formed `sub` are required; `iat` may not lie
  * in the future, `sub` and `iss` are at most MAX_IDENTITY_CLAIM_BYTES, and a `crit` header is
  * refused (no JWS extension is understood here). Every failure is a 401, except that an
  * identity provider whose keys cannot be fetched is a 503 with Retry-After.
@@ -122,6 +122,11 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       if (typeof claims.sub !== 'string' || claims.sub === '') {
         return next(new ApiError('unauthorized', 'The token has no subject (sub).', {}, wwwAuth('invalid_token', 'missing sub')));
       }
+      // The subject names the caller exactly: " alice " is not alice, and a header or log line
+      // carrying it would be (docs/security.md#who-the-caller-is).
+      if (!isWellFormedSubject(claims.sub)) {
+        return next(invalid("The token's subject (sub) has surrounding white space or control characters."));
+      }
       // jsonwebtoken does not check `iat`; a token issued in the future was minted by a broken
       // clock or to outlive its apparent lifetime.
       if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat > Date.now() / 1000 + CLOCK_TOLERANCE_S)) {
@@ -164,6 +169,12 @@ function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer
     ...(adminRoleIgnored ? { adminRoleIgnored } : {}),
     claims: Object.freeze({ ...claims }),
   });
+}
+
+/** No surrounding white space (Unicode's, as String#trim knows it) and no C0, DEL or C1 control character anywhere. */
+export function isWellFormedSubject(sub: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return sub !== '' && sub.trim() === sub && !/[\u0000-\u001f\u007f-\u009f]/.test(sub);
 }
 
 /** The bearer token of a well-formed Authorization header, else null (the verifier says why). */

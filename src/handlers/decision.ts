@@ -29,6 +29,8 @@ export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<Dec
       'X-Tenant-Permissions': m.permissions.join(' '),
       'X-User-Id': m.userId,
       'X-User-Subject': subjectHeaderValue(ctx.caller.subject),
+      // The subject is unique per issuer only: a product that stores users keys them by both.
+      'X-User-Issuer': subjectHeaderValue(ctx.caller.issuer),
       // Every product request asks again: a removed member is refused on the next one.
       'Cache-Control': 'no-store',
     },
