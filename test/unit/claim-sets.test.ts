@@ -50,7 +50,7 @@ describe('requestedTenant with sets and ids', () => {
   });
   it('never silently the first of several', () => {
     expect(requestedTenant({ ...base, claims: { org: ['a', 'b'] } })).toEqual({ kind: 'choose', claim: 'org', listed: ['a', 'b'] });
-    expect(requestedTenant({ ...base, header: 'b', claims: { org: ['a', 'b'] } })).toEqual({ kind: 'tenant', slug: 'b', source: 'organization_claim', claim: 'org' });
+    expect(requestedTenant({ ...base, header: 'b', claims: { org: ['a', 'b'] } })).toEqual({ kind: 'tenant', slug: 'b', source: 'organization_claim', claim: 'org', fromSet: true });
     expect(requestedTenant({ ...base, header: 'c', claims: { org: ['a', 'b'] } })).toEqual({ kind: 'unlisted', claim: 'org', listed: ['a', 'b'], headerSlug: 'c' });
   });
   it('organization ids come first, by dot path', () => {

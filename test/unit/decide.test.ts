@@ -292,7 +292,7 @@ describe('the decision: role and permissions (docs/roles.md)', () => {
   });
 });
 
-describe('§13: whose role claim counts (the tenant\'s trusted issuer, one tenant named)', () => {
+describe('identity providers: whose role claim counts (the tenant\'s trusted issuer, one tenant named)', () => {
   const OTHER = 'https://contractor-idp.example';
   const as = (issuer: string, role: 'admin' | 'member') => ({ issuer, isPlatformAdmin: false, tokenRole: [role] });
   const trusting = facts({ rolesFromClaims: true, claimsIssuer: ISS, memberRole: 'member' });
@@ -333,7 +333,7 @@ describe('§13: whose role claim counts (the tenant\'s trusted issuer, one tenan
   });
 });
 
-describe('§3: a removal sticks', () => {
+describe('membership: a removal sticks', () => {
   const linked = facts({ links: [{ issuer: ISS, organizationId: 'org_1' }] });
   it('a removed caller is never provisioned again by a claim, a linked id or the single-tenant default: 403 saying so', () => {
     for (const [req, f] of [
