@@ -353,7 +353,7 @@ describe('membership: a removal sticks', () => {
     expect(refusal(decideEntry(byHeader, facts({ removal: 'deprovisioned' }), caller, member)).detail).toMatch(/removed from tenant 'acme' by its directory/);
   });
   it('a token role changes nothing for a removed caller', () => {
-    expect(refusal(decideEntry(byClaim, facts({ removal: 'removed', rolesFromClaims: true }), { ...caller, tokenRole: 'admin' }, member)).status).toBe(403);
+    expect(refusal(decideEntry(byClaim, facts({ removal: 'removed', rolesFromClaims: true }), { ...caller, tokenRole: ['admin'] }, member)).status).toBe(403);
   });
   it('a member again (invitation, platform admin add) enters: the mark only matters without a membership', () => {
     expect(decideEntry(byClaim, facts({ removal: null, memberRole: 'member' }), caller, member)).toMatchObject({ kind: 'enter', provision: false });

@@ -1,5 +1,5 @@
 /**
- * Removal marks (`member_removals`, migration 010): who was removed from a tenant or left it, by
+ * Removal marks (`member_removals`, migration 016): who was removed from a tenant or left it, by
  * (issuer, subject), so claims and linked ids never provision them again
  * (docs/security.md#a-removal-sticks). Written and cleared inside the tenant's transaction, under
  * row-level security; read by `app_tenant_facts` with the rest of a request's facts.
