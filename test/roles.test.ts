@@ -15,7 +15,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   jwks = await startJwksServer();
-  app = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: jwks.jwksUri });
+  app = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_JWKS_URI: jwks.jwksUri, SERVICE_ADMIN_ISSUER: jwks.issuer });
 }, 120_000);
 afterAll(async () => {
   await app?.close();

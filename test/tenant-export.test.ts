@@ -84,6 +84,9 @@ async function richTenant() {
   await request(source.app).post('/api/boards').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ name: 'Roadmap' }).expect(201);
   await request(source.app).post('/api/tenant/invitations').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ email: `${unique('i')}@example.test` }).expect(201);
   await ownerConnection().raw('insert into board_members (tenant_id, board_id, user_id) select tenant_id, id, ? from boards where tenant_id = ? on conflict do nothing', [admin.id, id]);
+  // A member removed by the admin: the removal mark moves with the tenant.
+  const leaver = await createUser(id, { role: 'member' });
+  await request(source.app).delete(`/api/tenant/members/${leaver.id}`).set('Authorization', bearer(token)).set('X-Tenant', slug).expect(204);
   // A role of the tenant's own, built from a catalogue permission that the importing deployment has too.
   for (const app of [source, target]) {
     const made = await request(app.app).post('/api/setup/permissions').set('Authorization', bearer(ADMIN)).send({ key: MOVE_PERMISSION });

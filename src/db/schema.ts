@@ -55,6 +55,8 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
   // A tenant's own roles; their permissions must exist in the importing deployment's catalogue.
   { table: 'tenant_roles', tenantColumn: 'tenant_id', orderBy: ['key'], omit: [] },
   { table: 'tenant_role_permissions', tenantColumn: 'tenant_id', orderBy: ['role_key', 'permission_key'], omit: [] },
+  // Removal marks move with the tenant, so a removal still sticks on the importing deployment.
+  { table: 'member_removals', tenantColumn: 'tenant_id', orderBy: ['issuer', 'subject'], omit: [] },
   { table: 'events', tenantColumn: 'tenant_id', orderBy: ['occurred_at', 'id'], omit: [] },
 ];
 

@@ -324,7 +324,7 @@ describe('identity providers: whose role claim counts (the tenant\'s trusted iss
   });
   it('a first use the token role may not set is provisioned as member', () => {
     const open = facts({ rolesFromClaims: true, links: [{ issuer: ISS, organizationId: 'org_1' }] });
-    expect(decideEntry(byLink(['org_0', 'org_1'], 'acme'), open, as(ISS, 'admin'), member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member' });
+    expect(decideEntry(byLink(['org_0', 'org_1'], 'acme'), open, as(ISS, 'admin'), member)).toEqual({ kind: 'enter', source: 'organization_id_claim', provision: true, role: 'member', permissions: [] });
   });
   it('tokenSpeaksForRole: header and email never do', () => {
     expect(tokenSpeaksForRole(byHeader, facts(), caller)).toBe(false);
@@ -359,6 +359,6 @@ describe('membership: a removal sticks', () => {
     expect(decideEntry(byClaim, facts({ removal: null, memberRole: 'member' }), caller, member)).toMatchObject({ kind: 'enter', provision: false });
   });
   it('a removed platform admin enters as the operator, without a membership', () => {
-    expect(decideEntry(byClaim, facts({ removal: 'removed' }), platformAdmin, member)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: null });
+    expect(decideEntry(byClaim, facts({ removal: 'removed' }), platformAdmin, member)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: null, permissions: [] });
   });
 });
