@@ -12,11 +12,14 @@ import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './context/app-services';
 import { downgradeRefusal, encryptPlainWebhookSecrets, missingEncryptionSecret } from './domain/secrets-at-rest';
 import { createMailer } from './mail/invitation-mail';
+import { startDecisionMemory } from './tenancy/decision-memory';
 
 export interface BuildServicesOptions {
   db: Database;
   logger: Logger;
   embeddedDatabase?: boolean;
+  /** The runtime database URL (the embedded one when SERVICE_DATABASE_URL is unset): the listener's default. */
+  databaseUrl?: string;
   /** Internal timing of the tenant-token key set (tests shorten it). */
   tenantTokenKeys?: TenantTokenKeyOptions;
 }
@@ -29,6 +32,9 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
   const noAdmin = noPlatformAdminReason(config);
   if (noAdmin) opts.logger.warn({ admin_issuers: config.adminIssuers }, noAdmin);
   const rateLimiter = config.rateLimitEnabled ? await createRateLimiter(config, opts.logger) : null;
+  const metrics = createMetrics({ db: opts.db });
+  const url = opts.databaseUrl ?? config.databaseUrl;
+  const decisionMemory = url ? startDecisionMemory(config, url, opts.logger, metrics.factsMemoryObserver) : undefined;
   return {
     db: opts.db,
     logger: opts.logger,
@@ -37,7 +43,8 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
     rateLimiter,
     embeddedDatabase: opts.embeddedDatabase ?? false,
     mailer: createMailer(config.smtpUrl, config.mailFrom),
-    metrics: createMetrics({ db: opts.db }),
+    metrics,
+    decisionMemory,
   };
 }
 
@@ -66,5 +73,6 @@ async function checkSecretsAtRest(config: Config, db: Database, logger: Logger):
 /** Closes what buildServices opened (not the pool, which the caller owns). */
 export async function closeServices(services: AppServices): Promise<void> {
   await services.rateLimiter?.close();
+  await services.decisionMemory?.close();
   services.mailer.close();
 }

@@ -47,6 +47,10 @@ export interface Config {
   readonly jwtAudience: string | null;
   /** Prepare the hot statements once per connection (false behind a pooler that drops them). */
   readonly databasePreparedStatements: boolean;
+  /** SERVICE_DATABASE_LISTEN_URL: a direct (session) connection for change notifications; null: databaseUrl. */
+  readonly databaseListenUrl: string | null;
+  /** SERVICE_DECISION_CACHE_ENTRIES: decisions' facts kept in memory (docs/architecture.md "Decisions from memory"); 0: off. */
+  readonly decisionCacheEntries: number;
   /** SERVICE_DATABASE_QUERY_TIMEOUT_MS: how long a request waits for a pooled connection or a query's answer before its 503. */
   readonly databaseQueryTimeoutMs: number;
   /** Verified tokens remembered until they expire (src/auth/token-cache.ts); 0 (the default): off. */
@@ -236,6 +240,9 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtAudience = str('SERVICE_JWT_AUDIENCE');
   const jwtCacheSize = int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
   const databasePreparedStatements = bool('SERVICE_DATABASE_PREPARED_STATEMENTS', true);
+  const databaseListenUrl = url('SERVICE_DATABASE_LISTEN_URL', ['postgres:', 'postgresql:']);
+  if (databaseListenUrl !== null && databaseUrl === null) problems.push('SERVICE_DATABASE_LISTEN_URL: needs SERVICE_DATABASE_URL as well');
+  const decisionCacheEntries = int('SERVICE_DECISION_CACHE_ENTRIES', 0, 10_000_000) ?? 100_000;
   const databaseQueryTimeoutMs = int('SERVICE_DATABASE_QUERY_TIMEOUT_MS', 100, 600_000) ?? 5_000;
 
   let authProvider: AuthProvider;
@@ -373,6 +380,8 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAudience,
     jwtCacheSize,
     databasePreparedStatements,
+    databaseListenUrl,
+    decisionCacheEntries,
     databaseQueryTimeoutMs,
     adminRole,
     adminRoleClaim,

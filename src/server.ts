@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     await migrate(embedded ? url : (config.migrationDatabaseUrl ?? url), config.defaultTenantSlug, logger);
     migrated = true;
     db = openDatabase({ url, logger, preparedStatements: config.databasePreparedStatements, queryTimeoutMs: config.databaseQueryTimeoutMs });
-    services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null });
+    services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null, databaseUrl: url });
     // The tenant-token key set is made (or read) before the first request: a boot, not a caller, pays for it.
     await services.tenantTokenKeys.publicJwks();
     server.on('request', await createApp(config, services));

@@ -11,6 +11,7 @@ import type { AuthenticatorOptions } from '../auth/verify';
 import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
+import type { DecisionMemory } from '../tenancy/decision-memory';
 
 /** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
@@ -50,6 +51,8 @@ export interface AppServices {
   readonly mailer: Mailer;
   /** Prometheus metrics (src/http/metrics.ts): the access-line stage calls observeRequest; GET /metrics renders them. */
   readonly metrics?: RequestMetrics & Partial<Metrics>;
+  /** Decisions' facts in memory and their change listener (docs/architecture.md "Decisions from memory"); absent: off. */
+  readonly decisionMemory?: DecisionMemory;
   /** Internal tuning of token verification (tests shorten the JWKS cooldown); defaults otherwise. */
   readonly authOptions?: AuthenticatorOptions;
 }

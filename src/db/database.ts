@@ -19,6 +19,7 @@ import * as memberRemovals from './migrations/016-member-removals';
 import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
 import * as roles from './migrations/015-roles';
+import * as decisionFactsNotify from './migrations/017-decision-facts-notify';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -80,6 +81,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '014-tenant-lifecycle': tenantLifecycle,
   '015-roles': roles,
   '016-member-removals': memberRemovals,
+  '017-decision-facts-notify': decisionFactsNotify,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -108,7 +108,15 @@ export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, confi
         headers: req.headers as Record<string, string | undefined>,
         bodyStream: op.streamedBody ? req : null,
       };
-      const reply = await run(table[op.operationId]!, op, new HandlerContext(state, config, state.clientIp(req)), input, req);
+      const handler = table[op.operationId]!;
+      let reply: Reply<Record<number, unknown>>;
+      try {
+        reply = await run(handler, op, new HandlerContext(state, config, state.clientIp(req)), input, req);
+      } finally {
+        // A write committed here is honoured by this instance's next request at once, not when
+        // its notification comes back (docs/architecture.md "Decisions from memory").
+        if (op.method !== 'GET' && op.method !== 'HEAD' && handler.kind !== 'tenantRead') state.services.decisionMemory?.facts?.forget('*');
+      }
       res.status(reply.status as number);
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);
       if (reply.stream) {

@@ -11,6 +11,7 @@
  *   tenant_service_db_pool_connections{state}  (used | free | pending_acquire | pending_create)
  *   tenant_service_db_pool_max                                                      gauge
  *   tenant_service_webhook_deliveries_total{outcome}                               counter
+ *   tenant_service_decision_facts_*: memory decisions (./facts-memory-metrics.ts)
  *   process_* and nodejs_*: prom-client's default process metrics
  */
 import type { Database } from '../db/tenant-scope';
@@ -20,6 +21,8 @@ import { loadOpenApiDocument } from '../openapi-document';
 import { requestedTenant, type TenantSource } from '../tenancy/resolve';
 import type { RequestContext } from '../context/request';
 import { DECISION_OUTCOMES, type DecisionOutcome } from './decision';
+import { registerFactsMemoryMetrics } from './facts-memory-metrics';
+import type { FactsMemoryObserver } from '../tenancy/facts-memory';
 
 /** One finished HTTP request, as the access line sees it (the pipeline's `observeRequest` seam). */
 export interface RequestSample {
@@ -46,6 +49,8 @@ export interface Metrics {
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** One tenant token minted (POST /api/tenant/token). */
   tenantTokenIssued(): void;
+  /** What the decision facts memory reports (./facts-memory-metrics.ts). */
+  readonly factsMemoryObserver: FactsMemoryObserver;
   /** The exposition text. */
   render(): Promise<string>;
 }
@@ -82,9 +87,12 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
   // Known labels start at zero, so rate() works from the first scrape.
   for (const outcome of ['delivered', 'retry', 'failed'] as const) deliveries.inc({ outcome }, 0);
 
+  const factsMemoryObserver = registerFactsMemoryMetrics(registry);
+
   return {
     registry,
     contentType: registry.contentType,
+    factsMemoryObserver,
     observeRequest(s) {
       const method = METHODS.has(s.method.toUpperCase()) ? s.method.toUpperCase() : 'OTHER';
       const operation = s.operation && OPERATION_ID.test(s.operation) ? s.operation : 'none';

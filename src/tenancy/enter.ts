@@ -11,6 +11,7 @@ import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, T
 import { followTokenRole, insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
+import { factsKey } from './decision-memory';
 import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
 import { readClaim, requestedTenant, type TenantSource } from './resolve';
 
@@ -191,6 +192,30 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
 }
 
 /**
+ * The facts of a request that needs no transaction: from memory when held and the change
+ * listener is listening, else read (one statement) and kept unless a change of the tenant
+ * arrived meanwhile (docs/architecture.md "Decisions from memory"). The decision still runs on
+ * them every time.
+ */
+async function factsOf(ctx: AuthenticatedContext, query: TenantFactsQuery): Promise<TenantFactsRow | null> {
+  const { db, decisionMemory, metrics } = ctx.services;
+  const memory = decisionMemory?.facts;
+  if (!memory) return readTenantFacts(db, query);
+  const key = factsKey(query);
+  const held = memory.get(key);
+  if (held) {
+    metrics?.factsMemoryObserver?.lookup?.('memory');
+    return held;
+  }
+  const ticket = memory.begin();
+  const row = await readTenantFacts(db, query);
+  metrics?.factsMemoryObserver?.lookup?.('database');
+  // No tenant: not kept (a tenant created later would find nothing to drop).
+  if (row) memory.keep(key, row, ticket);
+  return row;
+}
+
+/**
  * Enters the request's tenant: resolves it, reads its facts and decides
  * (docs/tenants.md#tenant-resolution), throwing the documented ApiError of a refusal. With `run`,
  * runs it inside the tenant's transaction; without, returns the entry (one statement for an
@@ -206,10 +231,15 @@ export async function enterTenant<T>(
 ): Promise<T | EnteredTenant> {
   const { request, query } = askedTenant(ctx, header);
   if (run) return inTransaction(ctx, request, query, access, run);
-  const row = await readTenantFacts(ctx.services.db, query);
+  const row = await factsOf(ctx, query);
   const d = decide(ctx, request, row, access);
   if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
-  // again on the facts read inside that transaction.
-  return inTransaction(ctx, request, query, access, async (tctx) => tctx);
+  // again on the facts read inside that transaction. This instance forgets the tenant's facts
+  // at once; the others when the change's notification arrives.
+  try {
+    return await inTransaction(ctx, request, query, access, async (tctx) => tctx);
+  } finally {
+    ctx.services.decisionMemory?.facts?.forget(row!.tenant_id);
+  }
 }

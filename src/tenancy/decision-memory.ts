@@ -1,0 +1,55 @@
+/**
+ * Whether this instance answers decisions from memory, and the parts that make it safe
+ * (docs/architecture.md "Decisions from memory"): the facts held (./facts-memory) and the
+ * listener that drops them on every committed change (src/db/fact-notifications.ts).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { startFactListener, type FactListener } from '../db/fact-notifications';
+import type { TenantFactsQuery, TenantFactsRow } from '../db/queries/enter-tenant';
+import { FactsMemory, type FactsMemoryMode, type FactsMemoryObserver } from './facts-memory';
+
+export interface DecisionMemory {
+  readonly mode: FactsMemoryMode;
+  /** Null when memory decisions are off (`mode`). */
+  readonly facts: FactsMemory<TenantFactsRow> | null;
+  /** The listener connection's backend pid, null when not connected or off. */
+  backendPid(): number | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Off with SERVICE_DECISION_CACHE_ENTRIES=0, and when the database URL is known to go through a
+ * transaction pooler (prepared statements turned off, or a separate migration URL) without a
+ * SERVICE_DATABASE_LISTEN_URL: LISTEN needs a session connection.
+ */
+export function decisionMemoryMode(config: Config): FactsMemoryMode {
+  if (config.decisionCacheEntries === 0 || !config.databaseUrl) return config.decisionCacheEntries === 0 ? 'disabled' : 'on';
+  const pooled = !config.databasePreparedStatements || (config.migrationDatabaseUrl !== null && config.migrationDatabaseUrl !== config.databaseUrl);
+  return pooled && !config.databaseListenUrl ? 'pooler_without_listen_url' : 'on';
+}
+
+/** Starts the memory and its listener on `url` (the runtime database URL unless SERVICE_DATABASE_LISTEN_URL). */
+export function startDecisionMemory(config: Config, url: string, logger: Logger, observer: FactsMemoryObserver = {}): DecisionMemory {
+  const mode = decisionMemoryMode(config);
+  if (mode !== 'on') {
+    logger.info({ reason: mode }, 'Decisions are answered from the database, not from memory');
+    return { mode, facts: null, backendPid: () => null, close: async () => undefined };
+  }
+  const facts = new FactsMemory<TenantFactsRow>(config.decisionCacheEntries, observer);
+  const listener: FactListener = startFactListener({
+    url: config.databaseListenUrl ?? url,
+    logger,
+    sink: { state: (s, fresh) => facts.listenerState(s, fresh), changed: (t, at) => facts.changed(t, at) },
+  });
+  return { mode, facts, backendPid: () => listener.backendPid(), close: () => listener.stop() };
+}
+
+/** The memory key of a facts statement: exactly its arguments, in its order of precedence. */
+export function factsKey(q: TenantFactsQuery): string {
+  const who = `\u0000${q.issuer}\u0000${q.subject}`;
+  if (q.tenantId) return `i\u0000${q.tenantId}${who}`;
+  if (q.slug !== null) return `s\u0000${q.slug}${who}`;
+  if (q.link) return `l\u0000${q.link.issuer}\u0000${q.link.organizationId}${who}`;
+  return `d${who}`;
+}
