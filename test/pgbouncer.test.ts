@@ -132,4 +132,41 @@ maybe('behind PgBouncer in transaction mode', () => {
       for (const id of ids) expect((who === a ? ownA : ownB).has(id)).toBe(true);
     }
   });
+
+  it('decisions stay correct through the pooler: from the database without SERVICE_DATABASE_LISTEN_URL, from memory with it', async () => {
+    // LISTEN needs a session connection: the direct URL carries it; the pooled one never does.
+    const direct = await startTestApp(
+      { SERVICE_DATABASE_URL: bouncer.via(fresh.url), SERVICE_DATABASE_LISTEN_URL: fresh.url, SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' },
+      { poolMax: 4 },
+    );
+    try {
+      expect(t.services.decisionMemory?.mode).toBe('pooler_without_listen_url');
+      expect(direct.services.decisionMemory?.mode).toBe('on');
+      const admin = `Bearer ${adminToken()}`;
+      const slug = unique('pooldec');
+      await request(t.app).post('/api/setup/tenant').set('Authorization', admin).send({ name: slug, slug }).expect(201);
+      const subjects = [unique('m'), unique('m')];
+      // Provisioned by a claim once; then named by the header alone, so a removed member is not provisioned again.
+      const ids: string[] = [];
+      for (const sub of subjects) {
+        const first = await request(t.app).get('/api/tenant/decision').set('Authorization', `Bearer ${tokenFor({ sub, claims: { tenant: slug } })}`).expect(200);
+        ids.push(first.headers['x-user-id'] as string);
+      }
+      const tokens = subjects.map((sub) => `Bearer ${tokenFor({ sub })}`);
+      const decide = (app: TestApp, tok: string) => request(app.app).get('/api/tenant/decision').set('Authorization', tok).set('X-Tenant', slug);
+      for (let i = 0; direct.services.decisionMemory?.facts?.state !== "listening"; i++) { if (i % 50 === 0) console.log("STATE", direct.services.decisionMemory?.facts?.state, JSON.stringify(direct.logs.filter((l) => String(l.msg).includes("listener")).slice(-3))); await new Promise((r) => setTimeout(r, 20)); }
+      for (const tok of tokens) for (let i = 0; i < 2; i++) await decide(direct, tok).expect(200);
+      const held = direct.services.decisionMemory!.facts!.size;
+      expect(held).toBeGreaterThan(0);
+      // Removed through the memory-less app: the direct-listening one honours it once notified.
+      await request(t.app).delete(`/api/tenant/members/${ids[0]}`).set('Authorization', admin).set('X-Tenant', slug).expect(204);
+      while ((await decide(direct, tokens[0]!)).status !== 403) await new Promise((r) => setTimeout(r, 10));
+      // Removed through the listening app: the memory-less one answers from the database at once.
+      await request(direct.app).delete(`/api/tenant/members/${ids[1]}`).set('Authorization', admin).set('X-Tenant', slug).expect(204);
+      await decide(t, tokens[1]!).expect(403);
+      await decide(direct, tokens[1]!).expect(403);
+    } finally {
+      await direct.close();
+    }
+  });
 });
