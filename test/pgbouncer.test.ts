@@ -154,7 +154,7 @@ maybe('behind PgBouncer in transaction mode', () => {
       }
       const tokens = subjects.map((sub) => `Bearer ${tokenFor({ sub })}`);
       const decide = (app: TestApp, tok: string) => request(app.app).get('/api/tenant/decision').set('Authorization', tok).set('X-Tenant', slug);
-      for (let i = 0; direct.services.decisionMemory?.facts?.state !== "listening"; i++) { if (i % 50 === 0) console.log("STATE", direct.services.decisionMemory?.facts?.state, JSON.stringify(direct.logs.filter((l) => String(l.msg).includes("listener")).slice(-3))); await new Promise((r) => setTimeout(r, 20)); }
+      while (direct.services.decisionMemory?.facts?.state !== 'listening') await new Promise((r) => setTimeout(r, 20));
       for (const tok of tokens) for (let i = 0; i < 2; i++) await decide(direct, tok).expect(200);
       const held = direct.services.decisionMemory!.facts!.size;
       expect(held).toBeGreaterThan(0);

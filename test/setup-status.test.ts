@@ -56,6 +56,9 @@ describe('setupRecommendations', () => {
     ['tenants unreachable in single-tenant mode', { multiTenantMode: false, otherTenants: 2 }, /2 tenants besides the default exist but cannot be reached/],
     ['tenants awaiting approval', { pendingApproval: 1 }, /1 tenant awaits approval/],
     ['a missing default tenant', { hasDefaultTenant: false }, /default tenant 'default' is missing: restart the service/],
+    ['memory decisions behind a pooler without a listen URL', { decisionMemory: 'pooler_without_listen_url' }, /transaction pooler, which cannot carry LISTEN.*SERVICE_DATABASE_LISTEN_URL/],
+    ['memory decisions while the listener is not listening', { decisionMemory: 'listener_not_listening' }, /change listener of this instance is not listening/],
+    ['memory decisions turned off', { decisionMemory: 'disabled' }, /SERVICE_DECISION_CACHE_ENTRIES=0/],
     ['unencrypted tenant-token keys', { keyEncryptionSecretSet: false }, /signing keys are stored unencrypted.*set SERVICE_KEY_ENCRYPTION_SECRET/],
   ])('speaks of %s', (_what, change, sentence) => {
     const out = setupRecommendations({ ...production, ...change });

@@ -37,6 +37,8 @@ export interface DeploymentFacts {
   unlinkedProvisioning?: number;
   /** Why no token can be a platform admin (src/admin-issuers.ts); null or absent when one can. */
   noPlatformAdmin?: string | null;
+  /** Memory decisions (docs/architecture.md "Decisions from memory"): on and listening, or why not. */
+  decisionMemory?: 'on' | 'disabled' | 'pooler_without_listen_url' | 'listener_not_listening';
 }
 
 export interface SetupStatusResult {
@@ -137,6 +139,19 @@ export function setupRecommendations(f: DeploymentFacts): string[] {
         `(${f.tenantIdClaim}): link each to its organization (identity_links in PUT /api/setup/tenant/{tenant_id}) so only that organization's members join it.`,
     );
   }
+  if (f.decisionMemory === 'pooler_without_listen_url') {
+    out.push(
+      'Decisions are answered from the database, not from memory: SERVICE_DATABASE_URL goes through a transaction pooler, which cannot carry LISTEN. ' +
+        'Set SERVICE_DATABASE_LISTEN_URL to a direct (session) connection to PostgreSQL so each instance can answer decisions from memory.',
+    );
+  } else if (f.decisionMemory === 'listener_not_listening') {
+    out.push(
+      'Decisions are answered from the database for now: the change listener of this instance is not listening (it reconnects by itself). ' +
+        'If this lasts, check that SERVICE_DATABASE_LISTEN_URL (or SERVICE_DATABASE_URL) reaches PostgreSQL directly.',
+    );
+  } else if (f.decisionMemory === 'disabled') {
+    out.push('Decisions are answered from the database, not from memory (SERVICE_DECISION_CACHE_ENTRIES=0): every product request costs a database round trip.');
+  }
   if (f.pendingApproval > 0) {
     out.push(
       `${plural(f.pendingApproval, 'tenant awaits', 'tenants await')} approval: list them with GET /api/setup/tenants and approve with ` +
@@ -151,6 +166,7 @@ export interface SetupEnvironment {
   config: Config;
   embeddedDatabase: boolean;
   rateLimitStore: 'memory' | 'redis' | 'degraded' | null;
+  decisionMemory?: DeploymentFacts['decisionMemory'];
 }
 
 /** Reads the setup status in one read-only transaction: no row is created or changed. */
@@ -182,6 +198,7 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
     encryptedSecretsHeld,
     tenantIdClaim: config.jwtTenantIdClaim,
     unlinkedProvisioning: facts.unlinkedProvisioning,
+    decisionMemory: env.decisionMemory,
   });
   return {
     setupNeeded: !hasDefaultTenant,

@@ -2,6 +2,7 @@
  * Tag `setup`: tenant administration (platform admins only). Thin: each handler reads the
  * validated input, calls one domain function and maps its result to the generated types.
  */
+import type { DecisionMemory } from '../tenancy/decision-memory';
 import type {
   IdentityLink,
   CreateTenantData,
@@ -37,6 +38,13 @@ function toPolicy(p: MembershipPolicyInput | undefined): Partial<MembershipPolic
   };
 }
 
+/** Whether this instance answers decisions from memory now, or why not. */
+function decisionMemoryStatus(m: DecisionMemory | undefined): 'on' | 'disabled' | 'pooler_without_listen_url' | 'listener_not_listening' | undefined {
+  if (!m) return undefined;
+  if (m.mode !== 'on') return m.mode;
+  return m.facts?.usable ? 'on' : 'listener_not_listening';
+}
+
 /** The request's identity_links for the domain. */
 function toLinks(links: IdentityLink[] | undefined): admin.IdentityLink[] | undefined {
   return links?.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id }));
@@ -47,6 +55,7 @@ export const getSetupStatus = authenticated(async (ctx): Promise<Reply<GetSetupS
     config: ctx.config,
     embeddedDatabase: ctx.services.embeddedDatabase,
     rateLimitStore: ctx.services.rateLimiter ? ctx.services.rateLimiter.storeState() : null,
+    decisionMemory: decisionMemoryStatus(ctx.services.decisionMemory),
   });
   return {
     status: 200,
