@@ -15,7 +15,7 @@ import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-CREATE FUNCTION app_notify_decision_facts() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION app_notify_decision_facts() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, public AS $$
 DECLARE
   tid text;
   col text := coalesce(TG_ARGV[0], 'tenant_id');
