@@ -1,6 +1,6 @@
 /**
  * The change notifications of decision facts (docs/architecture.md "Decisions from memory"):
- * one session connection per instance LISTENs on the channel the triggers of migration 015
+ * one session connection per instance LISTENs on the channel the triggers of migration 017
  * notify. The connection also proves itself: every HEARTBEAT_MS it notifies the channel and must
  * hear that notification back, so a silent connection (a pooler that cannot carry LISTEN, a
  * dead network path) is "behind" and then "down", never trusted.
@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Client } from 'pg';
 
-/** The channel of migration 015's trigger function. */
+/** The channel of migration 017's trigger function. */
 export const DECISION_FACTS_CHANNEL = 'tenant_service_decision_facts';
 /** application_name of the listener's connection (operators and tests find it by this). */
 export const LISTENER_APPLICATION_NAME = 'tenant-service-listener';
