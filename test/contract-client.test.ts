@@ -56,7 +56,7 @@ async function call<T extends Outcome>(operationId: keyof typeof sdk, status: nu
 }
 
 describe('the generated client drives every operation', () => {
-  it('health, setup, audit, registration, tenant, boards, events and webhooks', async () => {
+  it('health, setup, audit, registration, tenant, boards, events, webhooks, roles and lifecycle', async () => {
     const admin = { Authorization: `Bearer ${adminToken()}` };
     const { tenant, user, token } = await tenantWithMember('admin');
     const member = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
@@ -188,6 +188,38 @@ describe('the generated client drives every operation', () => {
     const code = await call('createConsoleCode', 201, sdk.createConsoleCode({ client, headers: { Authorization: member.Authorization }, body: { expires_in: 60 } }));
     const session = await call('createConsoleSession', 200, sdk.createConsoleSession({ client, body: { code: code.data!.code } }));
     expect(session.data!.access_token).toBe(token);
+
+    // roles and permissions: the catalogue, a platform role, a tenant's own role
+    const perm = `${unique('sdk').replace(/-/g, '')}:write`;
+    await call('createPermission', 201, sdk.createPermission({ client, headers: admin, body: { key: perm, description: 'from the SDK' } }));
+    const perms = await call('listPermissions', 200, sdk.listPermissions({ client, headers: admin }));
+    expect(perms.data!.permissions.map((p) => p.key)).toContain(perm);
+    const platformRole = unique('sdk-role');
+    await call('createPlatformRole', 201, sdk.createPlatformRole({ client, headers: admin, body: { key: platformRole, name: 'SDK role', permissions: [perm] } }));
+    await call('listPlatformRoles', 200, sdk.listPlatformRoles({ client, headers: admin }));
+    await call('getPlatformRole', 200, sdk.getPlatformRole({ client, headers: admin, path: { role_key: platformRole } }));
+    await call('updatePlatformRole', 200, sdk.updatePlatformRole({ client, headers: admin, path: { role_key: platformRole }, body: { name: 'SDK role 2', permissions: [] } }));
+    await call('deletePlatformRole', 200, sdk.deletePlatformRole({ client, headers: admin, path: { role_key: platformRole } }));
+    const tenantRole = unique('sdk-own');
+    await call('createTenantRole', 201, sdk.createTenantRole({ client, headers: member, body: { key: tenantRole, name: 'Own role', permissions: [perm] } }));
+    await call('listTenantRoles', 200, sdk.listTenantRoles({ client, headers: member }));
+    await call('getTenantRole', 200, sdk.getTenantRole({ client, headers: member, path: { role_key: tenantRole } }));
+    await call('updateTenantRole', 200, sdk.updateTenantRole({ client, headers: member, path: { role_key: tenantRole }, body: { name: 'Own role 2', permissions: [] } }));
+    await call('deleteTenantRole', 200, sdk.deleteTenantRole({ client, headers: member, path: { role_key: tenantRole } }));
+    await call('deletePermission', 200, sdk.deletePermission({ client, headers: admin, path: { permission_key: perm } }));
+
+    // lifecycle: suspend, reactivate, schedule and cancel a deletion, export, delete, import again
+    const moving = await call('createTenant', 201, sdk.createTenant({ client, headers: admin, body: { name: 'Moving Co', slug: unique('moving') } }));
+    const movingId = moving.data!.tenant_id;
+    await call('suspendTenant', 200, sdk.suspendTenant({ client, headers: admin, path: { tenant_id: movingId }, body: { reason: 'Invoice unpaid' } }));
+    await call('reactivateTenant', 200, sdk.reactivateTenant({ client, headers: admin, path: { tenant_id: movingId } }));
+    await call('scheduleTenantDeletion', 200, sdk.scheduleTenantDeletion({ client, headers: admin, path: { tenant_id: movingId }, body: { grace_days: 7 } }));
+    await call('cancelTenantDeletion', 200, sdk.cancelTenantDeletion({ client, headers: admin, path: { tenant_id: movingId } }));
+    const exported = await call('exportTenant', 200, sdk.exportTenant({ client, headers: admin, path: { tenant_id: movingId }, parseAs: 'text' }));
+    const file = exported.data as unknown as string;
+    await call('deleteTenant', 200, sdk.deleteTenant({ client, headers: admin, path: { tenant_id: movingId } }));
+    const imported = await call('importTenant', 201, sdk.importTenant({ client, headers: admin, body: file, bodySerializer: (b: unknown) => b as string }));
+    expect(imported.data!.tenant_id).toBe(movingId);
 
     // every operation of the contract was driven successfully
     expect([...exercised].sort()).toEqual(Object.keys(handlers).sort());
