@@ -58,7 +58,8 @@ function titled(summary: string): RegExp {
 /** The sidebar entry of an operation: a link or a button, depending on the Scalar version. */
 function sidebarEntry(page: Page, summary: string) {
   const name = titled(summary);
-  return page.getByRole('link', { name }).or(page.getByRole('button', { name })).first();
+  // Visible ones only: the content area also holds a collapsed copy of a long tag's operations.
+  return page.getByRole('link', { name }).or(page.getByRole('button', { name })).filter({ visible: true }).first();
 }
 
 let t: TestApp;
@@ -134,9 +135,17 @@ browserIt(
       expect(response?.status()).toBe(200);
       // The reference is rendered once the document's title and the first of those operations show up.
       await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
+      // Scalar renders the rest of a long document after its first frame: let it settle first.
+      await page.waitForLoadState('networkidle');
       // Each one is a sidebar entry titled by its summary (its accessible name adds the method).
+      // Scalar re-renders the sidebar while it loads a long document, so each entry is looked up
+      // afresh until it shows (a locator's own wait can hold on to a node that went away).
       for (const summary of expected) {
-        await sidebarEntry(page, summary).waitFor({ state: 'visible', timeout: 10_000 });
+        const ends = Date.now() + 20_000;
+        while (!(await sidebarEntry(page, summary).isVisible().catch(() => false))) {
+          if (Date.now() > ends) throw new Error(`no visible sidebar entry '${summary}'`);
+          await page.waitForTimeout(100);
+        }
       }
       // The server the page shows is this instance, taken from the served document.
       await page.getByText(base, { exact: true }).first().waitFor({ timeout: 10_000 });
