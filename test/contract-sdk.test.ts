@@ -45,7 +45,7 @@ describe('operationIds', () => {
     expect(ids.filter((id) => !id)).toEqual([]);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     // A lowercase verb from the list, then at least one capitalised noun word.
-    const verbs = ['get', 'list', 'create', 'update', 'delete', 'register', 'audit', 'add', 'remove', 'resend', 'revoke', 'accept', 'leave', 'decide', 'issue', 'rotate'];
+    const verbs = ['get', 'list', 'create', 'update', 'delete', 'register', 'audit', 'add', 'remove', 'resend', 'revoke', 'accept', 'leave', 'decide', 'issue', 'rotate', 'suspend', 'reactivate', 'schedule', 'cancel', 'export', 'import'];
     for (const id of ids) {
       expect({ id, ok: /^[a-z]+(?:[A-Z][a-z0-9]+)+$/.test(id) && verbs.includes(/^[a-z]+/.exec(id)![0]) }).toEqual({ id, ok: true });
     }

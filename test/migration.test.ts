@@ -31,7 +31,10 @@ afterAll(async () => {
 /** Every row of every tenant table, as the owner (no row-level security), in a stable order. */
 async function snapshot(): Promise<Record<string, Array<Record<string, unknown>>>> {
   const out: Record<string, Array<Record<string, unknown>>> = {};
-  for (const table of TENANT_TABLES) out[table] = await owner(table).select('*').orderBy(['tenant_id', 'created_at']).orderByRaw('1');
+  for (const table of TENANT_TABLES) {
+    // Ordered by the whole row: every tenant table, whatever its columns (not all have created_at).
+    out[table] = (await owner.raw<{ rows: Array<Record<string, unknown>> }>('select * from ?? t order by to_jsonb(t)::text', [table])).rows;
+  }
   return out;
 }
 
