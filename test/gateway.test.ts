@@ -294,9 +294,11 @@ for (const gateway of GATEWAYS) {
 
     it('a member removed from the tenant is refused on the next request', async () => {
       const { tenant, user, token } = await tenantWithMember('member');
+      const owner = await createUser(tenant.id, { role: 'admin' });
       const headers = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
       expect((await send(port, 'GET', '/whoami', headers)).status).toBe(200);
-      await ownerConnection()('users').where({ id: user.id }).delete();
+      const removed = await send(servicePort, 'DELETE', `/api/tenant/members/${user.id}`, { Authorization: `Bearer ${tokenFor({ sub: owner.subject })}`, 'X-Tenant': tenant.slug });
+      expect(removed.status).toBe(204);
       const mark = product.seen().length;
       const r = await send(port, 'GET', '/whoami', { ...headers, 'X-Tenant-Id': tenant.id, 'X-User-Id': user.id });
       expect({ status: r.status, error: r.headers['x-tenant-error'] }).toEqual({ status: 403, error: 'Access denied' });
