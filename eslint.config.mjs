@@ -20,16 +20,18 @@ const INTERNALS_SYNTAX = [
 ];
 
 // Layers point one way: server → app → handlers → http → auth / tenancy → domain → db. The
-// neutral modules (src/context, config, errors, logger) may be read by every layer.
+// neutral modules (src/context, config, errors, logger) may be read by every layer. The embedded
+// PostgreSQL is started by the server alone, and speaks to PostgreSQL itself (`sql: true`).
 const LAYERS = [
   { name: 'server', files: ['src/server.ts', 'src/build-services.ts', 'src/workers/**/*.ts'], modules: ['server', 'build-services', 'workers'] },
+  { name: 'embedded-postgres', files: ['src/embedded-postgres/**/*.ts'], modules: ['embedded-postgres'], sql: true },
   { name: 'app', files: ['src/app.ts'], modules: ['app'] },
   { name: 'handlers', files: ['src/handlers/**/*.ts'], modules: ['handlers'] },
   { name: 'http', files: ['src/http/**/*.ts'], modules: ['http'] },
   { name: 'auth', files: ['src/auth/**/*.ts'], modules: ['auth'], peers: ['tenancy'] },
   { name: 'tenancy', files: ['src/tenancy/**/*.ts'], modules: ['tenancy'], peers: ['auth'] },
   { name: 'domain', files: ['src/domain/**/*.ts', 'src/mail/**/*.ts'], modules: ['domain', 'mail'] },
-  { name: 'db', files: ['src/db/**/*.ts'], modules: ['db'] },
+  { name: 'db', files: ['src/db/**/*.ts'], modules: ['db'], sql: true },
   { name: 'neutral', files: ['src/context/**/*.ts', 'src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/openapi-document.ts'], modules: [] },
 ];
 /** A relative import of `module` (a directory or a file of src/) from anywhere under src/. */
@@ -86,7 +88,7 @@ const CONSOLE_FORBIDDEN_GLOBALS = [
 
 /** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
 const layerConfigs = LAYERS.map((layer) => {
-  const outsideDb = layer.name !== 'db';
+  const outsideDb = !layer.sql;
   const patterns = [LIBRARY_INTERNALS, ...layerPatterns(layer)];
   const options = { paths: outsideDb ? DB_ONLY_PATHS : [], patterns };
   return {

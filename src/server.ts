@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, NewerDatabaseError, openDatabase, openOwnerDatabase } from './db/database';
 import { DatabaseRolesError } from './db/database-roles';
 import type { Database } from './db/tenant-scope';
-import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded';
+import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres/start';
 import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
