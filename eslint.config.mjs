@@ -32,7 +32,7 @@ const LAYERS = [
   { name: 'tenancy', files: ['src/tenancy/**/*.ts'], modules: ['tenancy'], peers: ['auth'] },
   { name: 'domain', files: ['src/domain/**/*.ts', 'src/mail/**/*.ts'], modules: ['domain', 'mail'] },
   { name: 'db', files: ['src/db/**/*.ts'], modules: ['db'], sql: true },
-  { name: 'neutral', files: ['src/context/**/*.ts', 'src/config.ts', 'src/errors.ts', 'src/logger.ts', 'src/openapi-document.ts'], modules: [] },
+  { name: 'neutral', files: ['src/context/**/*.ts', 'src/config/**/*.ts', 'src/errors.ts', 'src/logger.ts', 'src/openapi-document.ts'], modules: [] },
 ];
 /** A relative import of `module` (a directory or a file of src/) from anywhere under src/. */
 const importOf = (module) => `^(\\./|(\\.\\./)+)${module}(/.*)?$`;

@@ -26,6 +26,9 @@ const TARGETS = [
     output: path.join(ROOT, 'dist', 'src', 'server.js'),
     inputs: ['src', 'generated', 'bench', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
     command: [TSC, '-p', 'tsconfig.build.json'],
+    // tsc never deletes: the output of a moved or deleted source would stay and could still be
+    // required (dist/src/config.js shadows dist/src/config/index.js).
+    prune: ['src', 'generated', 'bench'],
   },
   {
     name: 'console',
@@ -66,6 +69,26 @@ function staleReason(target) {
   return null;
 }
 
+/** Removes the .js / .js.map / .d.ts files of `outDir` whose .ts in `srcDir` no longer exists, and directories left empty. */
+function pruneOrphans(outDir, srcDir) {
+  let entries;
+  try {
+    entries = fs.readdirSync(outDir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const out = path.join(outDir, entry.name);
+    if (entry.isDirectory()) {
+      pruneOrphans(out, path.join(srcDir, entry.name));
+      if (fs.readdirSync(out).length === 0) fs.rmdirSync(out);
+      continue;
+    }
+    const m = /^(.*)\.(js|js\.map|d\.ts)$/.exec(entry.name);
+    if (m && !fs.existsSync(path.join(srcDir, `${m[1]}.ts`))) fs.rmSync(out, { force: true });
+  }
+}
+
 for (const target of TARGETS) {
   const reason = staleReason(target);
   if (!reason) continue;
@@ -77,6 +100,7 @@ for (const target of TARGETS) {
     process.stderr.write(`tenant-service: the ${target.name} build failed\n`);
     process.exit(1);
   }
+  for (const dir of target.prune ?? []) pruneOrphans(path.join(ROOT, 'dist', dir), path.join(ROOT, dir));
   // The stamp takes the time the build STARTED: a file saved during the build triggers the next one.
   fs.mkdirSync(path.dirname(target.stamp), { recursive: true });
   fs.writeFileSync(target.stamp, `${new Date(started).toISOString()}\n`);

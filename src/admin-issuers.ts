@@ -1,7 +1,7 @@
 /**
  * Which issuers may make a platform admin (SERVICE_ADMIN_ISSUER, docs/security.md#platform-admins):
  * with several accepted issuers (Entra ID's directories each have their own), an admin role
- * asserted by any of them would otherwise rule every tenant. Read by src/config.ts.
+ * asserted by any of them would otherwise rule every tenant. Read by src/config/identity.ts.
  */
 import type { AuthProvider } from './config';
 
