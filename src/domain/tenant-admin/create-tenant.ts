@@ -1,0 +1,99 @@
+/** createTenant: a tenant (and its sample data and identity links) in one transaction, under an optional Idempotency-Key. */
+import { replaceIdentityLinks } from '../../db/queries/identity-links';
+import { withService, type Database } from '../../db/tenant-scope';
+import { recordEvent, type EventOrigin } from '../events';
+import { requestHash, withIdempotencyKey, type IdempotencyInput } from '../idempotency';
+import { createTenantWithSampleData, type MembershipPolicy } from '../tenants';
+import { distinctLinks, linksData, tenantData, type IdentityLink } from './tenant-rows';
+
+export interface CreateTenantInput {
+  name: string;
+  slug: string;
+  settings?: Record<string, unknown>;
+  includeSampleData?: boolean;
+  /** Default for tenants a platform admin creates: provision from claims of any issuer. */
+  membershipPolicy?: Partial<MembershipPolicy>;
+  /** Organizations of identity providers naming the tenant (docs/identity-providers.md#organization-ids). */
+  identityLinks?: readonly IdentityLink[];
+}
+
+/** What the create answers; `existing` is true for an idempotent replay. */
+export interface TenantCreation {
+  tenantId: string;
+  name: string;
+  slug: string;
+  message: string;
+  existing: boolean;
+}
+
+/** The stored first response of an idempotent create. */
+interface StoredCreation extends Record<string, unknown> {
+  tenant_id: string;
+  name: string;
+  slug: string;
+  message: string;
+}
+
+/** sha256 of the request with its defaults applied, so `{}` settings and no settings match. */
+export function createRequestHash(input: CreateTenantInput): string {
+  return requestHash({
+    name: input.name,
+    slug: input.slug,
+    settings: input.settings ?? {},
+    include_sample_data: input.includeSampleData ?? false,
+    membership_policy: {
+      provision_from_claims: input.membershipPolicy?.provisionFromClaims ?? true,
+      claims_issuer: input.membershipPolicy?.claimsIssuer ?? null,
+      // Absent unless on, so the hash of a request without it is what it always was.
+      roles_from_claims: input.membershipPolicy?.rolesFromClaims ? true : undefined,
+    },
+    // Absent unless given, so the hash of a request without links is what it always was.
+    identity_links: input.identityLinks?.length ? linksData(distinctLinks(input.identityLinks)) : undefined,
+  });
+}
+
+/**
+ * Creates a tenant (and its sample data) in one transaction. A taken slug is the unique
+ * violation on `tenants_slug_unique` (409 Conflict). With an idempotency key, a replay answers
+ * the first response and one key never makes two tenants (`withIdempotencyKey`).
+ */
+export async function createTenant(db: Database, origin: EventOrigin, input: CreateTenantInput, idempotency?: IdempotencyInput): Promise<TenantCreation> {
+  return withService(db, (trx) =>
+    withIdempotencyKey<TenantCreation, StoredCreation>(
+      trx,
+      idempotency,
+      idempotency ? createRequestHash(input) : '',
+      async () => {
+        const includeSampleData = input.includeSampleData ?? false;
+        const { tenant } = await createTenantWithSampleData(trx, {
+          name: input.name,
+          slug: input.slug,
+          settings: input.settings ?? {},
+          includeSampleData,
+          membershipPolicy: {
+            provisionFromClaims: input.membershipPolicy?.provisionFromClaims ?? true,
+            claimsIssuer: input.membershipPolicy?.claimsIssuer ?? null,
+            rolesFromClaims: input.membershipPolicy?.rolesFromClaims ?? false,
+          },
+        });
+        const links = distinctLinks(input.identityLinks ?? []);
+        if (links.length > 0) await replaceIdentityLinks(trx, tenant.id, links);
+        const message = includeSampleData
+          ? `Tenant '${tenant.name}' (${tenant.slug}) created with sample data.`
+          : `Tenant '${tenant.name}' (${tenant.slug}) created.`;
+        await recordEvent(trx, origin, {
+          action: 'tenant.created',
+          tenantId: tenant.id,
+          target: { type: 'tenant', id: tenant.id },
+          data: { tenant: { ...tenantData(tenant), ...(links.length > 0 ? { identity_links: linksData(links) } : {}) }, include_sample_data: includeSampleData },
+        });
+        return {
+          result: { tenantId: tenant.id, name: tenant.name, slug: tenant.slug, message, existing: false },
+          stored: { tenant_id: tenant.id, name: tenant.name, slug: tenant.slug, message },
+          tenantId: tenant.id,
+        };
+      },
+      (r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, message: r.message, existing: true }),
+    ),
+  );
+}

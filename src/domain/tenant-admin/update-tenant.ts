@@ -1,0 +1,82 @@
+/** updateTenant: the fields present change, with tenant.updated (or tenant.approved) in the same transaction. */
+import { databaseNow, type TenantRow } from '../../db/models';
+import { identityLinksOf, replaceIdentityLinks } from '../../db/queries/identity-links';
+import { findTenantForUpdate, patchTenant } from '../../db/queries/tenants';
+import { withService, type Database } from '../../db/tenant-scope';
+import { ApiError } from '../../errors';
+import { changedFields, recordEvent, type EventOrigin } from '../events';
+import type { MembershipPolicy } from '../tenants';
+import { distinctLinks, linksData, tenantData, tenantNotFound, type IdentityLink, type LinkedTenantRow } from './tenant-rows';
+
+export interface TenantPatch {
+  name?: string;
+  slug?: string;
+  settings?: Record<string, unknown>;
+  status?: 'active' | 'pending_approval';
+  /** Fields present change; `claims_issuer: null` clears the issuer restriction. */
+  membershipPolicy?: Partial<MembershipPolicy>;
+  /** Replaces the tenant's identity links. */
+  identityLinks?: readonly IdentityLink[];
+}
+
+/**
+ * Changes only the fields present; `settings` replaces the stored object. The default tenant
+ * keeps its slug (SERVICE_DEFAULT_TENANT_SLUG finds it at boot) and cannot be put back into
+ * `pending_approval` (that would lock every single-tenant request out): both are 400.
+ * A taken slug is the unique violation → 409 Conflict.
+ */
+export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<LinkedTenantRow> {
+  return withService(db, async (trx) => {
+    // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
+    // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
+    const current = await findTenantForUpdate(trx, id);
+    if (!current) throw tenantNotFound(id);
+    if (current.is_default && patch.slug !== undefined && patch.slug !== current.slug) {
+      throw new ApiError('badRequest', `The slug of the default tenant ('${current.slug}') cannot be changed.`);
+    }
+    if (current.is_default && patch.status === 'pending_approval') {
+      throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
+    }
+    // Suspension and scheduled deletion end through their own operations, which record why.
+    if (patch.status !== undefined && patch.status !== current.status && (current.status === 'suspended' || current.status === 'pending_deletion')) {
+      const how = current.status === 'suspended' ? 'POST /api/setup/tenant/{tenant_id}/reactivate' : 'DELETE /api/setup/tenant/{tenant_id}/scheduled-deletion';
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; change its status with ${how}.`);
+    }
+    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'roles_from_claims' | 'updated_at'>> = {
+      updated_at: databaseNow(),
+    };
+    if (patch.name !== undefined) changes.name = patch.name;
+    if (patch.slug !== undefined) changes.slug = patch.slug;
+    if (patch.settings !== undefined) changes.settings = patch.settings;
+    if (patch.status !== undefined) changes.status = patch.status;
+    if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
+    if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
+    if (patch.membershipPolicy?.rolesFromClaims !== undefined) changes.roles_from_claims = patch.membershipPolicy.rolesFromClaims;
+    const row = await patchTenant(trx, id, changes);
+    const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
+    let linksAfter = linksBefore;
+    if (patch.identityLinks !== undefined) {
+      linksAfter = distinctLinks(patch.identityLinks);
+      await replaceIdentityLinks(trx, id, linksAfter);
+    }
+    // Approving (pending_approval → active) is its own event; any other changed field is
+    // tenant.updated with `before` and `after` of just those fields.
+    const approved = current.status === 'pending_approval' && row!.status === 'active';
+    const before: Record<string, unknown> = { ...tenantData(current), identity_links: linksData(linksBefore) };
+    const diff = changedFields(before, { ...tenantData(row!), identity_links: linksData(linksAfter) });
+    if (approved) {
+      delete diff.before.status;
+      delete diff.after.status;
+      await recordEvent(trx, origin, {
+        action: 'tenant.approved',
+        tenantId: id,
+        target: { type: 'tenant', id },
+        data: { tenant: tenantData(row!), before: { status: current.status }, after: { status: row!.status } },
+      });
+    }
+    if (!approved || Object.keys(diff.after).length > 0) {
+      await recordEvent(trx, origin, { action: 'tenant.updated', tenantId: id, target: { type: 'tenant', id }, data: { ...diff, slug: row!.slug } });
+    }
+    return Object.assign(row!, { identityLinks: linksAfter });
+  });
+}
