@@ -130,6 +130,18 @@ export default tseslint.config(
   },
   ...layerConfigs,
   {
+    // The error catalog is read by every layer, so it depends on none (not even for types).
+    files: ['src/errors.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...INTERNALS_SYNTAX,
+        ...OUTSIDE_DB_SYNTAX,
+        { selector: 'ImportDeclaration, ExportAllDeclaration, ExportNamedDeclaration[source]', message: 'src/errors.ts imports nothing: database errors are mapped in src/db/database-errors.ts.' },
+      ],
+    },
+  },
+  {
     // The pipeline stays a set of small named stages (issue 13).
     files: ['src/http/**/*.ts', 'src/app.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },

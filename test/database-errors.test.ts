@@ -11,7 +11,7 @@ import { openDatabase } from '../src/db/database';
 import { BoardRow, GenerationRow, TenantRow, UserRow } from '../src/db/models';
 import { fetchKeysetRows } from '../src/db/queries/keyset-page';
 import { withService, withTenant, type Database } from '../src/db/tenant-scope';
-import { mapDatabaseError } from '../src/errors';
+import { mapDatabaseError } from '../src/db/database-errors';
 import { testRuntimeDatabaseUrl } from './helpers/app';
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, unique } from './factories';
 

@@ -1,7 +1,7 @@
 /**
  * What each named constraint of the schema means to a client when a statement violates it,
  * kept beside the models (./models.ts) whose tables own the constraints. The error catalog
- * (src/errors.ts `mapDatabaseError`) looks a violation up here by constraint name and falls back
+ * (`mapDatabaseError` in ./database-errors.ts) looks a violation up here by constraint name and falls back
  * to its SQLSTATE class. Pure data: no database, no objection, so unit tests load it as is.
  *
  * Add an entry when a migration adds a constraint a client can reach with valid-looking input.

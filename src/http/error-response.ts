@@ -6,7 +6,9 @@
 import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, mapDatabaseError } from '../errors';
+import type { Error as ContractError } from '../../generated/types.gen';
+import { mapDatabaseError } from '../db/database-errors';
+import { ApiError, type ErrorBody } from '../errors';
 import { BODY_LIMIT, bodyScanError } from './body';
 import { DECISION_PATH, decisionRefusal } from './decision';
 import { maybeStateOf } from './request-state';
@@ -39,6 +41,11 @@ export function toApiError(err: unknown): ApiError | null {
   }
   return mapDatabaseError(err);
 }
+
+// src/errors.ts spells the Error body itself (it imports nothing): it must fit the contract's,
+// field for field, or this line fails to compile.
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
+export const errorBodyFitsContract: [ErrorBody extends ContractError ? true : false, SameKeys<ErrorBody, ContractError>] = [true, true];
 
 function hasUnreadBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;

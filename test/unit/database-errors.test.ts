@@ -1,10 +1,11 @@
 /**
- * The error catalog's mapping of database errors (src/errors.ts `mapDatabaseError` with the
+ * The error catalog's mapping of database errors (src/db/database-errors.ts `mapDatabaseError` with the
  * constraint table of src/db/constraint-errors.ts): every class of data error a client's input
  * can reach is a 4xx, named constraints by their meaning, unknown errors null (a logged 500).
  */
 import { CONSTRAINT_ERRORS } from '../../src/db/constraint-errors';
-import { ApiError, mapDatabaseError } from '../../src/errors';
+import { mapDatabaseError } from '../../src/db/database-errors';
+import { ApiError } from '../../src/errors';
 
 /** A pg DatabaseError-shaped object. */
 const pg = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`pg ${code}`), { code, ...extra });

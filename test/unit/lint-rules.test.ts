@@ -44,6 +44,7 @@ const FIXTURES: Array<[fixture: string, asFile: string]> = [
   ['http-layers.ts', 'src/http/lint-fixture.ts'],
   ['auth-layers.ts', 'src/auth/lint-fixture.ts'],
   ['context-neutral.ts', 'src/context/lint-fixture.ts'],
+  ['errors-imports-nothing.ts', 'src/errors.ts'],
 ];
 
 describe.each(FIXTURES)('%s linted as %s', (fixture, asFile) => {
