@@ -5,9 +5,9 @@
  * src/http/decision.ts.
  */
 import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
-import { mintTenantToken } from '../auth/tenant-tokens';
 import { decideProductAccess } from '../tenancy/decide';
 import { subjectHeaderValue } from '../http/decision';
+import { issueMemberToken } from './member-token';
 import { tenantRead, type HandlerInput, type Reply } from './types';
 
 export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
@@ -15,10 +15,7 @@ export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<Dec
   const refusal = decideProductAccess(ctx.tenant.slug, m, { role: input.query.role, permissions: input.query.permission });
   if (refusal || !m) throw refusal;
   // Signing costs an ES256 signature per product request: only when the deployment asks for it.
-  const token = ctx.config.decisionTenantToken
-    ? await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: m })
-    : null;
-  if (token) ctx.services.metrics?.tenantTokenIssued?.();
+  const token = ctx.config.decisionTenantToken ? await issueMemberToken(ctx) : null;
   return {
     status: 200,
     headers: {

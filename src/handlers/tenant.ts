@@ -14,13 +14,12 @@ import type {
   UpdateMemberRoleData,
   UpdateMemberRoleResponses,
 } from '../../generated/types.gen';
-import { mintTenantToken } from '../auth/tenant-tokens';
 import { originOf } from '../domain/events';
-import { ApiError } from '../errors';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
+import { issueMemberToken } from './member-token';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 // One statement (app_tenant_facts) answers an existing member: no transaction stays open.
@@ -33,11 +32,7 @@ export const getCurrentTenant = tenantRead(
 
 // Resolved like GET /api/tenant (one statement); signing needs no transaction either.
 export const issueTenantToken = tenantRead(async (ctx): Promise<Reply<IssueTenantTokenResponses>> => {
-  if (!ctx.membership) {
-    throw new ApiError('accessDenied', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
-  }
-  const t = await mintTenantToken(ctx.services.tenantTokenKeys, ctx.config, { caller: ctx.caller, tenant: ctx.tenant, membership: ctx.membership });
-  ctx.services.metrics?.tenantTokenIssued?.();
+  const t = await issueMemberToken(ctx);
   return {
     status: 200,
     body: { access_token: t.accessToken, token_type: 'Bearer', expires_in: t.expiresIn, tenant_id: t.tenantId, tenant_slug: t.tenantSlug, role: t.role, permissions: [...t.permissions] },
