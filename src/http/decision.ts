@@ -6,9 +6,19 @@
  * `error` string in X-Tenant-Error.
  */
 import { ApiError } from '../errors';
+import type { ContractOperation } from './contract';
 
-/** The decision's path (also the check of refusals raised before an operation is matched). */
-export const DECISION_PATH = '/api/tenant/decision';
+/**
+ * The operation answered to gateways' auth requests: the generic stages answer its refusals with
+ * `decisionRefusal` and count each answer by `decisionOutcome`, by this operationId (the matched
+ * operation, or on a 405 the one at the path; never the path itself).
+ */
+export const DECISION_OPERATION = 'decideTenantAccess';
+
+/** True when `op` is the gateway decision. */
+export function isGatewayDecision(op: ContractOperation | null): boolean {
+  return op?.operationId === DECISION_OPERATION;
+}
 
 /** Printable ASCII other than `%`: sent as is (decodeURIComponent leaves it unchanged). */
 const PLAIN_HEADER_VALUE = /^[\x20-\x24\x26-\x7e]*$/;

@@ -10,7 +10,7 @@ import type { Error as ContractError } from '../../generated/types.gen';
 import { mapDatabaseError } from '../db/database-errors';
 import { ApiError, type ErrorBody } from '../errors';
 import { BODY_LIMIT, bodyScanError } from './body';
-import { DECISION_PATH, decisionRefusal } from './decision';
+import { decisionRefusal, isGatewayDecision } from './decision';
 import { maybeStateOf } from './request-state';
 
 /** body-parser's errors, the body scan's refusals, then database errors. */
@@ -63,8 +63,8 @@ export function errorStage(rootLogger: Logger) {
     }
     const failure = apiError ?? new ApiError('internal', `An unexpected error occurred; quote request id ${requestId} when reporting it.`);
     // The gateway decision refuses only with statuses gateways pass on (src/http/decision.ts),
-    // whichever stage refused (a malformed X-Tenant is refused before any operation is matched).
-    const e = req.path === DECISION_PATH ? decisionRefusal(failure) : failure;
+    // whichever stage refused (a malformed X-Tenant waits for the match, src/http/tenant-header.ts).
+    const e = isGatewayDecision(state?.answeringOperation ?? null) ? decisionRefusal(failure) : failure;
     if (state) {
       state.error = e.error;
       // What the client was told, so a 4xx in the log explains itself (bounded: details may quote input).

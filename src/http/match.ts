@@ -1,7 +1,9 @@
 /**
  * Stage: the request matched once, case-sensitively, to an operation of the contract by
  * openapi-backend's router (./openapi.ts), with its path parameters decoded. A miss is not
- * answered yet: the request is counted first (any spelling of /api), then refused.
+ * answered yet: the request is counted first (any spelling of /api), then refused. A refusal
+ * found before matching (`pendingRefusal`, ./tenant-header.ts) is raised here, once the
+ * operation whose style answers it is known.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Operation } from 'openapi-backend';
@@ -66,12 +68,23 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
     }
     return { route, operation: undefined };
   };
+  const methods = [...new Set(operations.map((o) => o.method))];
+  /** An operation declared at `path` under another method (looked up on a 405 only). */
+  const atPath = (path: string): ContractOperation | null => {
+    for (const m of methods) {
+      const route = routeOf(router, m, path);
+      const op = typeof route === 'string' ? undefined : byId.get(route.operationId!);
+      if (op && pathParams(op.path, path) !== null) return op;
+    }
+    return null;
+  };
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
     const { route, operation } = resolve(req.method, req.path);
     const params = operation ? pathParams(operation.path, req.path) : null;
     if (!operation || params === null) {
       state.miss = typeof route === 'string' ? route : 'notFound';
+      if (state.miss === 'methodNotAllowed') state.pathOperation = atPath(req.path);
     } else if (params instanceof ApiError) {
       state.operation = operation;
       state.deferredError = params;
@@ -79,7 +92,7 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
       state.operation = operation;
       state.params = params;
     }
-    next();
+    next(state.pendingRefusal ?? undefined);
   };
 }
 

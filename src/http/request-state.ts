@@ -8,7 +8,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Caller } from '../context/claims';
 import type { ContractOperation } from './contract';
-import { DECISION_PATH, decisionOutcome } from './decision';
+import type { ApiError } from '../errors';
+import { decisionOutcome, isGatewayDecision } from './decision';
 import type { AppServices } from '../context/app-services';
 import type { ValidatedInput } from './validate';
 
@@ -21,6 +22,13 @@ export class RequestState {
   operation: ContractOperation | null = null;
   /** Why no operation matched (answered after the request has been counted). */
   miss: 'notFound' | 'methodNotAllowed' | null = null;
+  /** On a 405: an operation declared at the path, whose style the refusal is answered in. */
+  pathOperation: ContractOperation | null = null;
+  /**
+   * A refusal found before matching (a malformed X-Tenant under /api): raised as soon as the
+   * operation is matched, before counting, so it is answered in that operation's style.
+   */
+  pendingRefusal: ApiError | null = null;
   /** A refusal found while matching (a malformed path parameter), raised after counting. */
   deferredError: Error | null = null;
   /** Decoded path parameters of the matched operation. */
@@ -31,6 +39,11 @@ export class RequestState {
   error: string | null = null;
   detail: string | null = null;
   reason: string | null = null;
+
+  /** The operation whose declarations the answer follows: the matched one, else the one at the path. */
+  get answeringOperation(): ContractOperation | null {
+    return this.operation ?? this.pathOperation;
+  }
 
   constructor(
     readonly requestId: string,
@@ -117,5 +130,5 @@ function writeAccessLine(this: Response): void {
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
   else state.logger.info(line, 'request completed');
   state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs });
-  if (req.path === DECISION_PATH) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
+  if (isGatewayDecision(state.answeringOperation)) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
 }

@@ -10,7 +10,8 @@ import { stateOf } from './request-state';
 
 export function tokenStage(authenticator: Authenticator): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    if (!reachesApi(req.path)) return next();
+    // A request already refused (a malformed X-Tenant) is answered without verifying its token.
+    if (!reachesApi(req.path) || stateOf(req).pendingRefusal) return next();
     authenticator.authenticate(req, res, (err, caller) => {
       const state = stateOf(req);
       if (err) state.authError = err;
