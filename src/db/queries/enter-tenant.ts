@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
 import type { RemovalReason } from './member-removals';
-import { preparedName, queryRows, runStatement, withRequestTransaction, type PgConnection } from '../request-transaction';
+import { preparedName, queryRows, runStatement, withConnection, withRequestTransaction } from '../request-transaction';
 import type { RoleKey } from '../../context/roles';
 
 export interface TenantFactsQuery {
@@ -96,15 +96,10 @@ export function checkedRow(rows: TenantFactsRow[]): TenantFactsRow | null {
 /**
  * The single-round-trip path (GET /api/tenant): the statement alone on a pooled connection,
  * without BEGIN/COMMIT. It is its own transaction; its role, app.tenant_id and locks end with it.
+ * `withConnection` closes a connection left in an unknown state instead of pooling it.
  */
 export async function readTenantFacts(db: Knex, q: TenantFactsQuery): Promise<TenantFactsRow | null> {
-  const client = db.client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<unknown> };
-  const connection = await client.acquireConnection();
-  try {
-    return checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), preparedName(db, NAME)));
-  } finally {
-    await client.releaseConnection(connection);
-  }
+  return withConnection(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), preparedName(db, NAME))));
 }
 
 /**
