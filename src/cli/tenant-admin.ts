@@ -10,7 +10,7 @@ import { call, connect, REQUEST_TIMEOUT_MS } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError, EXIT_ERROR } from './errors';
 import { renderPairs, renderTable, type Style } from './output';
-import { resolveTenantId, tenantPairs } from './tenant';
+import { resolveTenantId, tenantPairs } from './tenant-lookup';
 
 /** Asks one question on the terminal and resolves to the line typed; absent without a terminal. */
 export type Prompt = (question: string) => Promise<string>;

@@ -15,7 +15,7 @@ import { call, connect, REQUEST_TIMEOUT_MS } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError } from './errors';
 import { renderPairs } from './output';
-import { resolveTenantId, tenantPairs } from './tenant';
+import { resolveTenantId, tenantPairs } from './tenant-lookup';
 
 /** The process's standard streams as streams (export and import stream through them). */
 export interface StandardStreams {
