@@ -105,6 +105,23 @@ describe('headers', () => {
     expect(ready.body.rate_limit_store).toBe('memory');
   });
 
+  it('a malformed X-Tenant under /api is refused before it is counted, in the matched operation\'s style', async () => {
+    const token = bearer(tokenFor());
+    const plain = await request(t.app).get('/api/tenant').set('Authorization', token).set('X-Tenant', 'Not_A_Slug').expect(400);
+    expect({ error: plain.body.error, provided: plain.body.provided_tenant, limit: plain.headers['x-ratelimit-limit'] }).toEqual({
+      error: 'Invalid X-Tenant header format',
+      provided: 'Not_A_Slug',
+      limit: undefined,
+    });
+    // The gateway decision answers it with its own 403 and X-Tenant-Error (src/http/decision.ts).
+    const decision = await request(t.app).get('/api/tenant/decision').set('Authorization', token).set('X-Tenant', 'Not_A_Slug').expect(403);
+    expect({ error: decision.body.error, header: decision.headers['x-tenant-error'], limit: decision.headers['x-ratelimit-limit'] }).toEqual({
+      error: 'Invalid X-Tenant header format',
+      header: 'Invalid X-Tenant header format',
+      limit: undefined,
+    });
+  });
+
   it('an /api path with no operation counts against the catch-all row', async () => {
     const r = await request(t.app).get('/api/no-such-thing').set('Authorization', bearer(tokenFor())).expect(404);
     expect(r.headers['x-ratelimit-limit']).toBe(String(RULES.get('api')!.limit));
