@@ -78,7 +78,7 @@ describe('an independent SDK generator (openapi-typescript)', () => {
     // that must compile and misuse that must not (so the types are not `any`).
     const ops = operations();
     const lines = [
-      "import type { components, operations, paths } from '../schema';",
+      "import type { components, operations, paths } from './schema';",
       '',
       ...ops.flatMap((o, i) => [
         `type Op${i} = paths['${o.path}']['${o.method}'];`,
