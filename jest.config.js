@@ -25,7 +25,8 @@ module.exports = {
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/test/*.test.ts'],
+      // One folder per area (docs/architecture.md#tests); test/unit belongs to the project above.
+      testMatch: ['<rootDir>/test/{api,cli,console,contract,docs,isolation,operations,reliability}/**/*.test.ts'],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
       setupFilesAfterEnv: ['<rootDir>/test/setup/contract.ts'],

@@ -1,7 +1,7 @@
 /**
  * The shipped gateway configurations (examples/nginx.conf, examples/Caddyfile) with only their
  * ports changed, run in the foreground with a directory of ours as nginx's prefix (the example
- * keeps its pid, logs and temp files under the prefix). Shared by test/gateway.test.ts and the bench.
+ * keeps its pid, logs and temp files under the prefix). Shared by test/operations/gateway.test.ts and the bench.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';

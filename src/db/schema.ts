@@ -38,7 +38,7 @@ export interface TenantDataTable {
 /**
  * Every table holding a tenant's rows, parents before children: the one list an export, an
  * import and their test read. A new table with a `tenant_id` column must be listed here or in
- * NOT_TENANT_DATA (test/tenant-export.test.ts compares both with the database).
+ * NOT_TENANT_DATA (test/api/setup/tenant-export.test.ts compares both with the database).
  */
 export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
   // `is_default` is the deployment's choice of its default tenant, not the tenant's data.

@@ -1,6 +1,6 @@
 /**
  * A description of a database's schema, for comparing with the committed snapshot
- * (test/schema-snapshot.json): tables (with row-level security flags), columns, constraints,
+ * (test/operations/schema-snapshot.json): tables (with row-level security flags), columns, constraints,
  * indexes, policies, grants, functions, extensions and the service's roles. Everything is sorted,
  * so equal schemas give equal JSON. Tooling tables (knex_migrations*) and extension-owned
  * objects are left out.

@@ -1,6 +1,6 @@
 /**
  * Settings whose keys look secret (the ones a list of bad names missed, and more): events must
- * never keep their values (test/unit/event-secrets.test.ts, test/events-data.test.ts).
+ * never keep their values (test/unit/event-secrets.test.ts, test/api/events/events-data.test.ts).
  */
 import crypto from 'node:crypto';
 

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 
 // Frozen: this migration is released. It spells its tables and roles literally and imports
 // nothing later code may change (src/db/schema.ts holds the names the running service uses), so
-// what it does on an empty database never changes; test/schema-snapshot.test.ts checks that.
+// what it does on an empty database never changes; test/operations/schema-snapshot.test.ts checks that.
 const APP = 'tenant_service_app';
 const READER = 'tenant_service_reader';
 /** The tenant-owned tables this migration creates, parents before children. */

@@ -4,7 +4,7 @@
  * transaction: PostgreSQL delivers a NOTIFY at commit, and not at all on rollback.
  *
  * One trigger function, attached per table (adding a table the facts read is one CREATE
- * TRIGGER line, and test/decision-memory-triggers.test.ts fails until it is there). The payload
+ * TRIGGER line, and test/operations/decision-memory-triggers.test.ts fails until it is there). The payload
  * is `<tenant id or *> <epoch seconds of the transaction's start>`; a row without a tenant id
  * (a platform-wide fact) notifies `*`. Row-level: PostgreSQL folds identical payloads of one
  * transaction into one notification, so a bulk write of one tenant sends one.

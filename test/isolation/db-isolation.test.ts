@@ -1,0 +1,114 @@
+/**
+ * Isolation at the database level: under the runtime role, with app.tenant_id set to tenant A,
+ * a query without any tenant filter sees none of B's rows, and a row that references B's board
+ * cannot be stored. The role and the tenant are set by each transaction itself, so this holds
+ * through a transaction pooler too (`npm run test:pgbouncer` runs this file through PgBouncer).
+ */
+import type { Knex } from 'knex';
+import { openDatabase } from '../../src/db/database';
+import { withPlatformRead, withService, withTenant } from '../../src/db/tenant-scope';
+import { createTenantWithSampleData } from '../../src/domain/tenants';
+import { testRuntimeDatabaseUrl } from '../helpers/app';
+import { closeOwnerConnection, ownerConnection, unique } from '../helpers/factories';
+
+let db: Knex;
+let a: string;
+let b: string;
+beforeAll(async () => {
+  db = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 2 });
+  const make = (slug: string) =>
+    withService(db, (trx) => createTenantWithSampleData(trx, { name: slug, slug, includeSampleData: true, admin: { issuer: 'iss', subject: unique('s'), email: null, displayName: null } }));
+  a = (await make(unique('iso-a'))).tenant.id;
+  b = (await make(unique('iso-b'))).tenant.id;
+  const permission = `${unique('iso').replace('-', '')}:read`;
+  await ownerConnection()('permissions').insert({ key: permission });
+  for (const tenantId of [a, b]) {
+    await ownerConnection()('invitations').insert({ tenant_id: tenantId, email: `${unique('i')}@iso.test`, token_hash: unique('hash'), expires_at: new Date(Date.now() + 3_600_000) });
+    await ownerConnection()('tenant_roles').insert({ tenant_id: tenantId, key: 'iso-role', name: 'Isolated' });
+    await ownerConnection()('tenant_role_permissions').insert({ tenant_id: tenantId, role_key: 'iso-role', permission_key: permission });
+    await ownerConnection()('member_removals').insert({ tenant_id: tenantId, issuer: 'iss', subject: unique('gone'), reason: 'removed' });
+  }
+});
+afterAll(async () => {
+  await db.destroy();
+  await closeOwnerConnection();
+});
+
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals'];
+
+const whoAmI = 'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user';
+type WhoAmI = { rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> };
+
+it('runs every service transaction as a role that cannot bypass row-level security', async () => {
+  const runtime = { current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false };
+  // Several transactions on a small pool: each must set the role itself, whichever connection
+  // (or, behind PgBouncer, whichever server connection) it lands on.
+  for (let i = 0; i < 5; i++) {
+    expect((await withTenant(db, a, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual(runtime);
+    expect((await withService(db, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual(runtime);
+    const [r1, r2] = await Promise.all([withTenant(db, b, (trx) => trx.raw<WhoAmI>(whoAmI)), withService(db, (trx) => trx.raw<WhoAmI>(whoAmI))]);
+    expect([r1.rows[0], r2.rows[0]]).toEqual([runtime, runtime]);
+  }
+  expect((await withPlatformRead(db, (trx) => trx.raw<WhoAmI>(whoAmI))).rows[0]).toEqual({
+    current_user: 'tenant_service_reader',
+    rolbypassrls: true,
+    rolsuper: false,
+  });
+});
+
+it.each(TABLES)('a query on %s without a tenant filter sees only the current tenant', async (table) => {
+  await withTenant(db, a, async (trx) => {
+    const rows = await trx(table).select('tenant_id');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((r) => r.tenant_id))).toEqual(new Set([a]));
+  });
+  // The owner sees both tenants' rows: the filter above came from row-level security alone.
+  const all = await ownerConnection()(table).whereIn('tenant_id', [a, b]).select('tenant_id');
+  expect(new Set(all.map((r) => r.tenant_id))).toEqual(new Set([a, b]));
+});
+
+it('sees no tenant rows at all without app.tenant_id', async () => {
+  for (const table of TABLES) {
+    const rows = await withService(db, (trx) => trx(table).select('tenant_id'));
+    expect(rows).toEqual([]);
+  }
+});
+
+it("refuses to store a row that references another tenant's board", async () => {
+  const [bBoard] = await ownerConnection()('boards').where({ tenant_id: b }).select('id');
+  // Under A's scope, claiming to be A: the composite foreign key (tenant_id, board_id) fails.
+  await expect(
+    withTenant(db, a, (trx) => trx('generations').insert({ tenant_id: a, board_id: bBoard.id, prompt: 'x' })),
+  ).rejects.toMatchObject({ code: '23503' });
+  // Under A's scope, writing B's tenant_id: row-level security's WITH CHECK fails.
+  await expect(
+    withTenant(db, a, (trx) => trx('generations').insert({ tenant_id: b, board_id: bBoard.id, prompt: 'x' })),
+  ).rejects.toMatchObject({ code: '42501' });
+  const count = await ownerConnection()('generations').where({ prompt: 'x' }).count<{ count: string }[]>('* as count');
+  expect(Number(count[0]!.count)).toBe(0);
+});
+
+it("refuses a role permission row naming another tenant's role", async () => {
+  // The composite foreign key (tenant_id, role_key): A's row cannot point at B's role.
+  await ownerConnection()('tenant_roles').insert({ tenant_id: b, key: 'only-in-b', name: 'B only' });
+  const [perm] = await ownerConnection()('permissions').select('key').limit(1);
+  await expect(
+    withTenant(db, a, (trx) => trx('tenant_role_permissions').insert({ tenant_id: a, role_key: 'only-in-b', permission_key: perm.key })),
+  ).rejects.toMatchObject({ code: '23503' });
+});
+
+it('cannot update or delete another tenant\'s rows', async () => {
+  await withTenant(db, a, async (trx) => {
+    expect(await trx('boards').where({ tenant_id: b }).update({ name: 'hijacked' })).toBe(0);
+    expect(await trx('boards').where({ tenant_id: b }).delete()).toBe(0);
+  });
+  const names = await ownerConnection()('boards').where({ tenant_id: b }).pluck('name');
+  expect(names).not.toContain('hijacked');
+  expect(names.length).toBe(2);
+});
+
+it('does not carry one transaction\'s tenant into the next on a pooled connection', async () => {
+  await withTenant(db, a, (trx) => trx('boards').select('id'));
+  const setting = await db.raw<{ rows: Array<{ v: string | null }> }>("select current_setting('app.tenant_id', true) as v");
+  expect(setting.rows[0]!.v === null || setting.rows[0]!.v === '').toBe(true);
+});

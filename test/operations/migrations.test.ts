@@ -1,0 +1,60 @@
+/**
+ * Migrations are safe to run twice and from several instances at once: the advisory lock
+ * serialises them, each migration is recorded once, and there is exactly one default tenant.
+ */
+import crypto from 'node:crypto';
+import { Client } from 'pg';
+import pino from 'pino';
+import { migrate } from '../../src/db/database';
+import { TENANT_TABLES } from '../../src/db/schema';
+import { admin } from '../helpers/fresh-database';
+import { ADMIN_URL } from '../setup/global-setup';
+
+let name: string;
+let url: string;
+
+beforeAll(async () => {
+  name = `tenant_service_migrate_${Date.now()}_${crypto.randomBytes(3).toString('hex')}`;
+  await admin((c) => c.query(`create database ${name}`));
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  url = u.toString();
+});
+afterAll(() => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+
+it('three instances migrating one empty database at once all succeed, and a fourth run is a no-op', async () => {
+  const log = pino({ level: 'silent' });
+  await Promise.all([migrate(url, 'default', log), migrate(url, 'default', log), migrate(url, 'default', log)]);
+  await migrate(url, 'default', log);
+
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    const migrations = await c.query<{ name: string; n: string }>('select name, count(*) as n from knex_migrations group by name order by name');
+    expect(migrations.rows.map((r) => r.name)).toEqual(['001-schema', '002-foreign-key-indexes', '003-tenant-search-index', '004-membership', '005-events', '006-tenant-search-folded', '007-webhook-outbox-independent', '008-tenant-token-keys', '009-tenant-facts', '012-console-sign-in-codes', '014-tenant-lifecycle', '015-roles', '016-member-removals', '017-decision-facts-notify']);
+    expect(migrations.rows.every((r) => r.n === '1')).toBe(true);
+
+    const defaults = await c.query('select slug from tenants where is_default');
+    expect(defaults.rows).toEqual([{ slug: 'default' }]);
+
+    const rls = await c.query<{ relname: string; relrowsecurity: boolean; relforcerowsecurity: boolean }>(
+      'select relname, relrowsecurity, relforcerowsecurity from pg_class where relname = any($1) order by relname',
+      [[...TENANT_TABLES]],
+    );
+    expect(rls.rows).toHaveLength(TENANT_TABLES.length);
+    for (const r of rls.rows) expect(r).toMatchObject({ relrowsecurity: true, relforcerowsecurity: true });
+    // The audit log is under forced row-level security too (tenant_id nullable: no tenant PK).
+    const events = await c.query('select relrowsecurity, relforcerowsecurity from pg_class where relname = $1', ['events']);
+    expect(events.rows).toEqual([{ relrowsecurity: true, relforcerowsecurity: true }]);
+  } finally {
+    await c.end();
+  }
+});
+
+it('keeps the first default tenant when SERVICE_DEFAULT_TENANT_SLUG changes later', async () => {
+  await migrate(url, 'main', pino({ level: 'silent' }));
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  const slugs = await c.query('select slug from tenants where is_default').then((r) => r.rows).finally(() => c.end());
+  expect(slugs).toEqual([{ slug: 'default' }]);
+});
