@@ -52,6 +52,7 @@ import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
 import { tenantSearchScenario } from './scenarios/tenant-search';
 import { startupScenario } from './scenarios/startup';
 import { tenantMoveScenario } from './scenarios/tenant-move';
+import { startServerProcess } from './scenarios/server-process';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -85,9 +86,9 @@ interface Latency {
 
 const log = (msg: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
-/** Starts a server thread; resolves with its port and a stop function. */
-function startWorker(kind: WorkerKind, env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
-  const worker = new Worker(path.join(__dirname, 'server-worker.js'), { workerData: { kind, env, logFile: '/dev/null' } });
+/** Starts a hand-written server thread; resolves with its port and a stop function. */
+function startWorker(kind: Exclude<WorkerKind, 'service'>, env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
+  const worker = new Worker(path.join(__dirname, 'server-worker.js'), { workerData: { kind, env } });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { port?: number; error?: string }) => {
@@ -280,7 +281,8 @@ async function main(): Promise<void> {
       // SERVICE_JWT_CACHE_SIZE=10000 npm run bench: the service with its verified-token cache on.
       ...(process.env.SERVICE_JWT_CACHE_SIZE !== undefined ? { SERVICE_JWT_CACHE_SIZE: process.env.SERVICE_JWT_CACHE_SIZE } : {}),
     };
-    const service = await startWorker('service', serviceEnv);
+    // The service as users run it: `npm start`'s entry point in its own process (scenarios/server-process.ts).
+    const service = await startServerProcess('service', serviceEnv);
     stops.push(service.stop);
     const base = `http://127.0.0.1:${service.port}`;
     const agent = new http.Agent({ keepAlive: true });
