@@ -8,7 +8,13 @@
  * `?permission=` (docs/roles.md) against the decision without it (the role's permissions are read
  * by the same statement: target at most 1.1x); and the decision of a second service process with
  * its verified-token cache on (SERVICE_JWT_CACHE_SIZE, BENCH_JWT_CACHE_SIZE, default 10000)
- * against the decision of the first (the run's setting: off unless SERVICE_JWT_CACHE_SIZE is set).
+ * against the decision of the first (the run's setting: off unless SERVICE_JWT_CACHE_SIZE is set);
+ * and what `npm start`'s own logging costs: the decision of the service (info logs, a line per
+ * request on standard output) against a third service process with SERVICE_LOG_LEVEL=warn, and
+ * the CPU the service spends idle (its background workers) over BENCH_IDLE_S s (default 5); and
+ * what the rate limits (on in `npm start`, off in the bench so one token can load it) cost: the
+ * decision of a service process with them on and the decision's limit at its maximum (10 000 000
+ * per minute: counted, never reached) against the decision of the first.
  * Each server runs in its own process; the service is its real entry point
  * (server-process.ts). The machine is shared, so references and service alternate in short
  * rounds (BENCH_RATIO_ROUNDS, default 4, of BENCH_RATIO_DURATION s, default 5), after a warm-up
@@ -64,6 +70,7 @@ export const BENCH_PERMISSION = 'invoices:write';
 const PERMISSION_DECISION = `/api/tenant/decision?permission=${BENCH_PERMISSION}`;
 /** The verified-token cache of the second service process. */
 const JWT_CACHE_SIZE = process.env.BENCH_JWT_CACHE_SIZE ?? '10000';
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 5);
 
 export async function pipelineRatios(ctx: BenchContext) {
   const servers = await Promise.all([
@@ -72,9 +79,11 @@ export async function pipelineRatios(ctx: BenchContext) {
     startServerProcess('reference-boards', ctx.serviceEnv),
     startServerProcess('reference-memory', ctx.serviceEnv),
     startServerProcess('service', { ...ctx.serviceEnv, SERVICE_JWT_CACHE_SIZE: JWT_CACHE_SIZE }),
+    startServerProcess('service', { ...ctx.serviceEnv, SERVICE_LOG_LEVEL: 'warn' }),
+    startServerProcess('service', { ...ctx.serviceEnv, SERVICE_RATE_LIMIT_ENABLED: 'true', SERVICE_RATE_LIMIT_DECISION_PER_MINUTE: '10000000' }),
   ]);
-  const [service, refTenant, refBoards, refMemory, cached] = servers;
-  const runs: Record<'refTenant' | 'tenant' | 'decision' | 'decisionPermission' | 'refMemoryDecision' | 'refMemoryTenant' | 'decisionJwtCache' | 'refBoards' | 'boards', Run[]> = {
+  const [service, refTenant, refBoards, refMemory, cached, warnLogs, limited] = servers;
+  const runs: Record<'refTenant' | 'tenant' | 'decision' | 'decisionPermission' | 'refMemoryDecision' | 'refMemoryTenant' | 'decisionJwtCache' | 'decisionWarnLogs' | 'decisionRateLimited' | 'refBoards' | 'boards', Run[]> = {
     refTenant: [],
     tenant: [],
     decision: [],
@@ -82,10 +91,18 @@ export async function pipelineRatios(ctx: BenchContext) {
     refMemoryDecision: [],
     refMemoryTenant: [],
     decisionJwtCache: [],
+    decisionWarnLogs: [],
+    decisionRateLimited: [],
     refBoards: [],
     boards: [],
   };
+  let idleCpuMsPerS = 0;
   try {
+    // The background workers' cost (webhook deliveries, retention, scheduled deletions): CPU of the idle service.
+    const idleBefore = await service.cpuMicros();
+    await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+    idleCpuMsPerS = Math.round(((await service.cpuMicros()) - idleBefore) / IDLE_S / 10) / 100;
+    ctx.log(`  the idle service: ${idleCpuMsPerS} ms of CPU per second`);
     // Every process starts cold: without a warm-up, the first round measures V8's JIT
     // compiling the service's larger code path more than it measures the service.
     for (const [server, path] of [
@@ -96,6 +113,8 @@ export async function pipelineRatios(ctx: BenchContext) {
       [refMemory, '/api/tenant/decision'],
       [refMemory, '/api/tenant'],
       [cached, '/api/tenant/decision'],
+      [warnLogs, '/api/tenant/decision'],
+      [limited, '/api/tenant/decision'],
       [refBoards, '/api/boards'],
       [service, '/api/boards'],
     ] as const) {
@@ -109,6 +128,8 @@ export async function pipelineRatios(ctx: BenchContext) {
       runs.refMemoryDecision.push(await measured(ctx, refMemory, `reference: decision from memory (round ${round})`, '/api/tenant/decision'));
       runs.refMemoryTenant.push(await measured(ctx, refMemory, `reference: GET /api/tenant from memory (round ${round})`, '/api/tenant'));
       runs.decisionJwtCache.push(await measured(ctx, cached, `GET /api/tenant/decision (service process, SERVICE_JWT_CACHE_SIZE=${JWT_CACHE_SIZE}, round ${round})`, '/api/tenant/decision'));
+      runs.decisionWarnLogs.push(await measured(ctx, warnLogs, `GET /api/tenant/decision (service process, SERVICE_LOG_LEVEL=warn, round ${round})`, '/api/tenant/decision'));
+      runs.decisionRateLimited.push(await measured(ctx, limited, `GET /api/tenant/decision (service process, rate limits on, decision limit 10 000 000/min, round ${round})`, '/api/tenant/decision'));
       runs.refBoards.push(await measured(ctx, refBoards, `reference: BEGIN, app_tenant_facts, boards, COMMIT (round ${round})`, '/api/boards'));
       runs.boards.push(await measured(ctx, service, `GET /api/boards (service process, round ${round})`, '/api/boards'));
     }
@@ -122,6 +143,8 @@ export async function pipelineRatios(ctx: BenchContext) {
   const decisionMemory = compare(runs.decision, runs.refMemoryDecision);
   const tenantMemory = compare(runs.tenant, runs.refMemoryTenant);
   const jwtCache = compare(runs.decisionJwtCache, runs.decision);
+  const logs = compare(runs.decision, runs.decisionWarnLogs);
+  const rateLimited = compare(runs.decisionRateLimited, runs.decision);
   // The decision by permission as the cost of the plain decision: req/s at least 1/1.1, p99 at most 1.1x.
   const permissionMet = byPermission.rps_ratio >= 0.91 && byPermission.p99_ratio <= 1.1;
   ctx.log(`  GET /api/tenant: median ${tenant.rps_ratio}x the reference's req/s (rounds ${tenant.rounds.rps.join(', ')}), p99 ${tenant.p99_ratio}x, CPU per request ${tenant.cpu_per_request_ratio}x (targets: req/s >= 1.7x, p99 <= 1.5x)`);
@@ -129,6 +152,8 @@ export async function pipelineRatios(ctx: BenchContext) {
   ctx.log(`  GET /api/tenant/decision vs the memory-decision reference: median ${decisionMemory.rps_ratio}x its req/s (rounds ${decisionMemory.rounds.rps.join(', ')}), p99 ${decisionMemory.p99_ratio}x, CPU per request ${decisionMemory.cpu_per_request_ratio}x (target: req/s >= 0.8x)`);
   ctx.log(`  GET /api/tenant vs the memory-decision reference: median ${tenantMemory.rps_ratio}x its req/s (rounds ${tenantMemory.rounds.rps.join(', ')}), p99 ${tenantMemory.p99_ratio}x, CPU per request ${tenantMemory.cpu_per_request_ratio}x (target: req/s >= 0.8x)`);
   ctx.log(`  GET /api/tenant/decision with SERVICE_JWT_CACHE_SIZE=${JWT_CACHE_SIZE} vs without: median ${jwtCache.rps_ratio}x req/s (rounds ${jwtCache.rounds.rps.join(', ')}), p99 ${jwtCache.p99_ratio}x, CPU per request ${jwtCache.cpu_per_request_ratio}x`);
+  ctx.log(`  GET /api/tenant/decision with info logs (npm start's default) vs SERVICE_LOG_LEVEL=warn: median ${logs.rps_ratio}x req/s (rounds ${logs.rounds.rps.join(', ')}), p99 ${logs.p99_ratio}x, CPU per request ${logs.cpu_per_request_ratio}x`);
+  ctx.log(`  GET /api/tenant/decision with rate limits on (counted, never reached) vs off: median ${rateLimited.rps_ratio}x req/s (rounds ${rateLimited.rounds.rps.join(', ')}), p99 ${rateLimited.p99_ratio}x, CPU per request ${rateLimited.cpu_per_request_ratio}x`);
   ctx.log(`  GET ${PERMISSION_DECISION}: median ${byPermission.rps_ratio}x the plain decision's req/s (rounds ${byPermission.rounds.rps.join(', ')}), p99 ${byPermission.p99_ratio}x, CPU per request ${byPermission.cpu_per_request_ratio}x (targets: req/s >= 0.91x, p99 <= 1.1x)`);
   ctx.log(`  GET /api/boards: median ${boards.rps_ratio}x the reference's req/s (rounds ${boards.rounds.rps.join(', ')}), p99 ${boards.p99_ratio}x, CPU per request ${boards.cpu_per_request_ratio}x (targets: req/s >= 0.8x, p99 <= 1.5x)`);
   return {
@@ -138,6 +163,9 @@ export async function pipelineRatios(ctx: BenchContext) {
     get_tenant_decision: { ...decision, targets: { rps_ratio_at_least: 1.7, p99_ratio_at_most: 1.5 }, met: decision.rps_ratio >= 1.7 && decision.p99_ratio <= 1.5 },
     get_tenant_decision_vs_memory_reference: { ...decisionMemory, targets: { rps_ratio_at_least: 0.8 }, met: decisionMemory.rps_ratio >= 0.8 },
     get_tenant_vs_memory_reference: { ...tenantMemory, targets: { rps_ratio_at_least: 0.8 }, met: tenantMemory.rps_ratio >= 0.8 },
+    get_tenant_decision_info_logs_vs_warn: logs,
+    idle_service_cpu_ms_per_s: idleCpuMsPerS,
+    get_tenant_decision_rate_limits_on_vs_off: rateLimited,
     get_tenant_decision_jwt_cache: { ...jwtCache, jwt_cache_size: Number(JWT_CACHE_SIZE), without: ctx.serviceEnv.SERVICE_JWT_CACHE_SIZE ?? '0 (the default)' },
     get_tenant_decision_permission: { ...byPermission, targets: { rps_ratio_at_least: 0.91, p99_ratio_at_most: 1.1 }, met: permissionMet },
     get_boards: { ...boards, targets: { rps_ratio_at_least: 0.8, p99_ratio_at_most: 1.5 }, met: boards.rps_ratio >= 0.8 && boards.p99_ratio <= 1.5 },
