@@ -69,11 +69,12 @@ function readyStatus(port: number): Promise<number> {
   });
 }
 
+let profiles = 0;
 function profileArgs(kind: string): string[] {
   // BENCH_CPU_PROF=<dir>: each server process (service and references) writes a V8 CPU profile there when it stops
   // (open it in Chrome DevTools or speedscope), to see where its time per request goes.
   return process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF), '--cpu-prof-name', `${kind}.${process.pid}.${Date.now()}.cpuprofile`]
+    ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(process.env.BENCH_CPU_PROF), '--cpu-prof-name', `${kind}.${process.pid}.${Date.now()}.${++profiles}.cpuprofile`]
     : [];
 }
 
