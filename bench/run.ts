@@ -3,7 +3,8 @@
  * rate limits off, loaded with autocannon over loopback. Prints the results and writes them to
  * bench/results.json. Not part of `npm test`: numbers depend on the machine.
  *
- * BENCH_ONLY=pipeline runs only the throughput, reference, gateway and 17.1 scenarios;
+ * BENCH_ONLY=pipeline runs only the throughput, reference, gateway, fairness and revocation-lag
+ * scenarios; BENCH_ONLY=revocation only the revocation lag across three instances;
  * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
  * BENCH_ONLY=console only the console scenario (at 100 000 tenants); BENCH_ONLY=fairness only
  * the flooding neighbour and the body attack.
@@ -23,6 +24,8 @@
  *   (bench/scenarios/body-attack.ts);
  * - a quiet caller's decision p99 while a member of another tenant floods the decision
  *   (bench/scenarios/noisy-neighbour.ts);
+ * - a member removed through one of three instances under load: the lag until the other two
+ *   refuse it (bench/scenarios/revocation-lag.ts);
  * - a tenant holding one million rows: audit it, then delete it;
  * - 30 s of mixed reads and writes: zero 5xx, no lost or duplicated boards;
  * - what recording events costs, and another tenant's p99 while the largest events pages are
@@ -52,6 +55,8 @@ import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
 import { tenantSearchScenario } from './scenarios/tenant-search';
 import { startupScenario } from './scenarios/startup';
 import { tenantMoveScenario } from './scenarios/tenant-move';
+import { startServerProcess } from './scenarios/server-process';
+import { revocationLagScenario } from './scenarios/revocation-lag';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -70,6 +75,8 @@ const ONLY_CONSOLE = process.env.BENCH_ONLY === 'console';
 const ONLY_FAIRNESS = process.env.BENCH_ONLY === 'fairness';
 /** BENCH_ONLY=move: only the export and import of a large tenant (bench/scenarios/tenant-move.ts). */
 const ONLY_MOVE = process.env.BENCH_ONLY === 'move';
+/** BENCH_ONLY=revocation: only the revocation lag across three instances (bench/scenarios/revocation-lag.ts). */
+const ONLY_REVOCATION = process.env.BENCH_ONLY === 'revocation';
 /** Rows of the tenant the move scenario exports and imports (BENCH_MOVE_ROWS; a million by default). */
 const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
 
@@ -85,9 +92,9 @@ interface Latency {
 
 const log = (msg: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
-/** Starts a server thread; resolves with its port and a stop function. */
-function startWorker(kind: WorkerKind, env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
-  const worker = new Worker(path.join(__dirname, 'server-worker.js'), { workerData: { kind, env, logFile: '/dev/null' } });
+/** Starts a hand-written server thread; resolves with its port and a stop function. */
+function startWorker(kind: Exclude<WorkerKind, 'service'>, env: Record<string, string> = {}): Promise<{ port: number; stop: () => Promise<void> }> {
+  const worker = new Worker(path.join(__dirname, 'server-worker.js'), { workerData: { kind, env } });
   return new Promise((resolve, reject) => {
     worker.once('error', reject);
     worker.once('message', (m: { port?: number; error?: string }) => {
@@ -280,7 +287,8 @@ async function main(): Promise<void> {
       // SERVICE_JWT_CACHE_SIZE=10000 npm run bench: the service with its verified-token cache on.
       ...(process.env.SERVICE_JWT_CACHE_SIZE !== undefined ? { SERVICE_JWT_CACHE_SIZE: process.env.SERVICE_JWT_CACHE_SIZE } : {}),
     };
-    const service = await startWorker('service', serviceEnv);
+    // The service as users run it: `npm start`'s entry point in its own process (scenarios/server-process.ts).
+    const service = await startServerProcess('service', serviceEnv);
     stops.push(service.stop);
     const base = `http://127.0.0.1:${service.port}`;
     const agent = new http.Agent({ keepAlive: true });
@@ -327,6 +335,12 @@ async function main(): Promise<void> {
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
     }
+    if (ONLY_REVOCATION) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), revocation_lag: await revocationLagScenario(ctx, { owner, keys, admin }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
     if (ONLY_MOVE) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), tenant_move: await tenantMoveScenario(ctx, { owner, admin, rows: MOVE_ROWS }) };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
@@ -348,8 +362,9 @@ async function main(): Promise<void> {
     const gateway = ONLY_RATIOS ? null : await gatewayScenario(ctx);
     const anonymousBodies = ONLY_RATIOS ? null : await bodyAttack(ctx);
     const neighbourFlood = ONLY_RATIOS ? null : await noisyNeighbour(ctx, neighbour);
+    const revocationLag = ONLY_RATIOS ? null : await revocationLagScenario(ctx, { owner, keys, admin });
     if (ONLY_PIPELINE) {
-      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies, noisy_neighbour: neighbourFlood };
+      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies, noisy_neighbour: neighbourFlood, revocation_lag: revocationLag };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
@@ -411,6 +426,7 @@ async function main(): Promise<void> {
       gateway,
       anonymous_bodies_17_1: anonymousBodies,
       noisy_neighbour: neighbourFlood,
+      revocation_lag: revocationLag,
       list_tenants_latency: listLatency,
       tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // docs/security.md#security-and-robustness
       console: await consoleScenario({ serviceUrl: base, adminToken, tenants: listLatency.at(-1)!.tenants, log }), // bench/README.md#scenarios

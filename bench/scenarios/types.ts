@@ -11,12 +11,12 @@ export interface Throughput {
   ratio_to_ceiling?: number;
 }
 
-export type WorkerKind = 'ceiling' | 'service' | 'reference-tenant' | 'reference-boards';
+export type WorkerKind = 'ceiling' | 'service' | 'reference-tenant' | 'reference-boards' | 'reference-memory';
 
 export interface BenchContext {
   log(msg: string): void;
-  /** Starts a server thread of `kind` on the bench database; the service's env is the run's. */
-  startWorker(kind: WorkerKind): Promise<{ port: number; stop: () => Promise<void> }>;
+  /** Starts a hand-written server thread of `kind` (never the service: see server-process.ts) on the bench database. */
+  startWorker(kind: Exclude<WorkerKind, 'service'>): Promise<{ port: number; stop: () => Promise<void> }>;
   /** autocannon at the run's connection count and duration. */
   load(scenario: string, url: string, headers: Record<string, string>, extra?: Record<string, unknown>): Promise<Throughput>;
   serviceUrl: string;
