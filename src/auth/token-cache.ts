@@ -14,8 +14,8 @@
  *   (a JWKS refetch or refresh), every entry is checked again on its next use, so a key the
  *   identity provider withdrew stops being trusted exactly when it would without the cache.
  *
- * Bounded by entries and by bytes of token text; the oldest entries go first. Off unless
- * SERVICE_JWT_CACHE_SIZE sizes it: by default every token is verified on every request.
+ * Bounded by entries and by bytes of token text; the oldest entries go first. SERVICE_JWT_CACHE_SIZE
+ * sizes it (10 000 by default; 0 verifies every token on every request).
  */
 import type { Caller } from '../context/claims';
 

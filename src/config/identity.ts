@@ -64,7 +64,7 @@ export function readAuthConfig(env: EnvReader): AuthConfig {
   const consoleSignIn = readConsoleSignIn(env, oidcIssuer);
   const jwtIssuer = env.str('SERVICE_JWT_ISSUER');
   const jwtAudience = env.str('SERVICE_JWT_AUDIENCE');
-  const jwtCacheSize = env.int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 0;
+  const jwtCacheSize = env.int('SERVICE_JWT_CACHE_SIZE', 0, 1_000_000) ?? 10_000;
   const authProvider = readAuthProvider(env, { jwtSecret, jwksUri, oidcIssuer });
 
   const adminRole = env.str('SERVICE_ADMIN_ROLE') ?? 'admin';

@@ -79,8 +79,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ SERVICE_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
   });
 
-  it('SERVICE_JWT_CACHE_SIZE: the token cache is off unless sized', () => {
-    expect(loadConfig({}).jwtCacheSize).toBe(0);
+  it('SERVICE_JWT_CACHE_SIZE: the token cache holds 10 000 tokens unless sized, 0 turns it off', () => {
+    expect(loadConfig({}).jwtCacheSize).toBe(10_000);
+    expect(loadConfig({ SERVICE_JWT_CACHE_SIZE: '0' }).jwtCacheSize).toBe(0);
     expect(loadConfig({ SERVICE_JWT_CACHE_SIZE: '10000' }).jwtCacheSize).toBe(10_000);
     expect(() => loadConfig({ SERVICE_JWT_CACHE_SIZE: '-1' })).toThrow(/SERVICE_JWT_CACHE_SIZE/);
     expect(() => loadConfig({ SERVICE_JWT_CACHE_SIZE: 'lots' })).toThrow(/SERVICE_JWT_CACHE_SIZE/);
