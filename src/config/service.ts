@@ -14,6 +14,8 @@ export interface ServiceConfig {
   readonly graphqlPath: string;
   /** When set, GET /metrics requires `Authorization: Bearer <this token>`. */
   readonly metricsToken: string | null;
+  /** SERVICE_PUBLIC_URL: where clients reach this service (the SCIM base URL shown to tenant admins); null: the tenant token issuer. */
+  readonly publicUrl: string | null;
 }
 
 export function readServiceConfig(env: EnvReader): ServiceConfig {
@@ -38,5 +40,7 @@ export function readServiceConfig(env: EnvReader): ServiceConfig {
   if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     env.problems.push('SERVICE_METRICS_TOKEN: must be at least 16 characters without white space');
   }
-  return { port, host, logLevel, trustProxy, graphqlPath, metricsToken };
+  const publicUrl = env.url('SERVICE_PUBLIC_URL', ['http:', 'https:']);
+  return {
+    publicUrl, port, host, logLevel, trustProxy, graphqlPath, metricsToken };
 }

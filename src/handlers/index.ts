@@ -16,6 +16,8 @@ import * as webhooks from './webhooks';
 import * as invitations from './invitations';
 import * as consoleSignIn from './console';
 import * as roles from './roles';
+import * as directory from './directory';
+import * as scim from './scim';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -32,4 +34,6 @@ export const handlers = defineOperationTable({
   ...invitations,
   ...consoleSignIn,
   ...roles,
+  ...directory,
+  ...scim,
 });
