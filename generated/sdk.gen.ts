@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -881,6 +881,86 @@ export const updateTenantRole = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * The tenant's directory sync (SCIM) settings
+ *
+ * Where the tenant's directory sends SCIM requests (`base_url`), whether it is on (`enabled`:
+ * true while a SCIM token exists), which directory groups give which roles, and the claim
+ * bound against a directory user's externalId (docs/directory-sync.md). Tenant admins, and
+ * platform admins through X-Tenant.
+ *
+ */
+export const getScimSettings = <ThrowOnError extends boolean = false>(options?: Options<GetScimSettingsData, ThrowOnError>) => (options?.client ?? client).get<GetScimSettingsResponses, GetScimSettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/scim',
+    ...options
+});
+
+/**
+ * Change the tenant's directory sync settings
+ *
+ * `group_roles` (ordered: a member's role is the first mapping whose group holds them, else
+ * `member`; each role must be a role key of the tenant, else 400) and `external_id_claim`
+ * (null: bind by verified email only). Omitted fields stay. Changing `group_roles`
+ * recomputes every directory member's role at once (`member.role_changed` events).
+ *
+ */
+export const updateScimSettings = <ThrowOnError extends boolean = false>(options: Options<UpdateScimSettingsData, ThrowOnError>) => (options.client ?? client).put<UpdateScimSettingsResponses, UpdateScimSettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/scim',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the tenant's SCIM tokens
+ *
+ * The tenant's SCIM tokens without their secrets, oldest first, with when each was last used
+ * (updated at most once a minute per token).
+ *
+ */
+export const listScimTokens = <ThrowOnError extends boolean = false>(options?: Options<ListScimTokensData, ThrowOnError>) => (options?.client ?? client).get<ListScimTokensResponses, ListScimTokensErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/scim/tokens',
+    ...options
+});
+
+/**
+ * Mint a SCIM token for the tenant's directory
+ *
+ * The token (`scim_` + 32 random bytes, base64url) is in this answer only: it is stored as
+ * its SHA-256. The first token makes the tenant directory-managed: it no longer provisions
+ * members from claims or linked ids. At most 20 tokens per tenant (409). Event
+ * `scim_token.created`.
+ *
+ */
+export const createScimToken = <ThrowOnError extends boolean = false>(options: Options<CreateScimTokenData, ThrowOnError>) => (options.client ?? client).post<CreateScimTokenResponses, CreateScimTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/scim/tokens',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Revoke a SCIM token
+ *
+ * The token is refused (401) from the next request on. Revoking the last token makes the
+ * tenant no longer directory-managed; its directory users stay members. Unknown id: 404.
+ * Event `scim_token.revoked`.
+ *
+ */
+export const revokeScimToken = <ThrowOnError extends boolean = false>(options: Options<RevokeScimTokenData, ThrowOnError>) => (options.client ?? client).delete<RevokeScimTokenResponses, RevokeScimTokenErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/scim/tokens/{token_id}',
+    ...options
 });
 
 /**

@@ -4,6 +4,57 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:8080' | (string & {});
 };
 
+export type ScimGroupRole = {
+    /**
+     * A directory group's displayName.
+     */
+    group: string;
+    role: RoleKey;
+};
+
+export type ScimSettings = {
+    /**
+     * Where the directory sends SCIM requests (`<service URL>/scim/v2`); read only.
+     */
+    base_url: string;
+    /**
+     * True while the tenant has a SCIM token.
+     */
+    enabled: boolean;
+    group_roles: Array<ScimGroupRole>;
+    external_id_claim: string | null;
+};
+
+export type UpdateScimSettingsRequest = {
+    group_roles?: Array<ScimGroupRole>;
+    external_id_claim?: string | null;
+};
+
+export type CreateScimTokenRequest = {
+    description?: string;
+};
+
+export type ScimToken = {
+    token_id: string;
+    description: string | null;
+    created_at: string;
+    last_used_at: string | null;
+};
+
+export type ScimTokenList = {
+    tokens: Array<ScimToken>;
+};
+
+export type ScimTokenCreated = {
+    token_id: string;
+    /**
+     * `scim_` + 43 base64url characters; shown only in this answer.
+     */
+    token: string;
+    description: string | null;
+    created_at: string;
+};
+
 export type Error = {
     /**
      * Error type.
@@ -303,7 +354,10 @@ export type Event = {
      * member.added, member.provisioned, member.role_changed, member.removed, member.left,
      * invitation.created, invitation.resent, invitation.revoked, invitation.accepted,
      * webhook.created, webhook.updated, webhook.deleted, board.created,
-     * tenant_token.key_rotated, sign_in_link.created, sign_in_link.redeemed.
+     * tenant_token.key_rotated, sign_in_link.created, sign_in_link.redeemed;
+     * directory sync (docs/directory-sync.md): member.updated, member.deactivated,
+     * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
+     * scim_token.revoked.
      *
      */
     action: string;
@@ -347,6 +401,14 @@ export type EventActor = {
     subject?: string | null;
     email?: string | null;
     platform_admin: boolean;
+    /**
+     * Present on a change a tenant's directory made through SCIM (docs/directory-sync.md).
+     */
+    directory?: true;
+    /**
+     * With `directory`, the SCIM token the change came through.
+     */
+    token_id?: string;
 };
 
 export type EventTarget = {
@@ -614,6 +676,10 @@ export type Member = {
      * The permissions of the role, sorted.
      */
     permissions: PermissionKeys;
+    /**
+     * True when the member came from the tenant's directory (SCIM); shown in member listings.
+     */
+    directory_managed?: boolean;
     created_at: string;
 };
 
@@ -3919,6 +3985,343 @@ export type UpdateTenantRoleResponses = {
 };
 
 export type UpdateTenantRoleResponse = UpdateTenantRoleResponses[keyof UpdateTenantRoleResponses];
+
+export type GetScimSettingsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/scim';
+};
+
+export type GetScimSettingsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetScimSettingsError = GetScimSettingsErrors[keyof GetScimSettingsErrors];
+
+export type GetScimSettingsResponses = {
+    /**
+     * The settings.
+     */
+    200: ScimSettings;
+};
+
+export type GetScimSettingsResponse = GetScimSettingsResponses[keyof GetScimSettingsResponses];
+
+export type UpdateScimSettingsData = {
+    body: UpdateScimSettingsRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/scim';
+};
+
+export type UpdateScimSettingsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateScimSettingsError = UpdateScimSettingsErrors[keyof UpdateScimSettingsErrors];
+
+export type UpdateScimSettingsResponses = {
+    /**
+     * The settings as they now are.
+     */
+    200: ScimSettings;
+};
+
+export type UpdateScimSettingsResponse = UpdateScimSettingsResponses[keyof UpdateScimSettingsResponses];
+
+export type ListScimTokensData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/scim/tokens';
+};
+
+export type ListScimTokensErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListScimTokensError = ListScimTokensErrors[keyof ListScimTokensErrors];
+
+export type ListScimTokensResponses = {
+    /**
+     * The tokens.
+     */
+    200: ScimTokenList;
+};
+
+export type ListScimTokensResponse = ListScimTokensResponses[keyof ListScimTokensResponses];
+
+export type CreateScimTokenData = {
+    body: CreateScimTokenRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/scim/tokens';
+};
+
+export type CreateScimTokenErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateScimTokenError = CreateScimTokenErrors[keyof CreateScimTokenErrors];
+
+export type CreateScimTokenResponses = {
+    /**
+     * The token, shown once.
+     */
+    201: ScimTokenCreated;
+};
+
+export type CreateScimTokenResponse = CreateScimTokenResponses[keyof CreateScimTokenResponses];
+
+export type RevokeScimTokenData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        token_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/scim/tokens/{token_id}';
+};
+
+export type RevokeScimTokenErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type RevokeScimTokenError = RevokeScimTokenErrors[keyof RevokeScimTokenErrors];
+
+export type RevokeScimTokenResponses = {
+    /**
+     * The token was revoked.
+     */
+    204: void;
+};
+
+export type RevokeScimTokenResponse = RevokeScimTokenResponses[keyof RevokeScimTokenResponses];
 
 export type ListInvitationsData = {
     body?: never;

@@ -25,6 +25,8 @@ export interface Config {
   readonly registrationAllowedDomains: readonly string[] | null;
   readonly maxTenantsPerUser: number | null;
   readonly frontendBaseUrl: string | null;
+  /** SERVICE_PUBLIC_URL: where clients reach this service (the SCIM base URL shown to tenant admins); null: the tenant token issuer. */
+  readonly publicUrl: string | null;
   readonly logLevel: LogLevel;
   readonly databaseUrl: string | null;
   /** Where migrations run (SERVICE_MIGRATION_DATABASE_URL); null: databaseUrl. A direct connection when databaseUrl is a transaction pooler. */
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
   const registrationAllowedDomains = list('SERVICE_TENANT_REGISTRATION_ALLOWED_DOMAINS');
   const maxTenantsPerUser = int('SERVICE_MAX_TENANTS_PER_USER', 1, 1_000_000);
   const frontendBaseUrl = url('SERVICE_FRONTEND_BASE_URL', ['http:', 'https:']);
+  const publicUrl = url('SERVICE_PUBLIC_URL', ['http:', 'https:']);
 
   const debug = bool('SERVICE_DEBUG', false);
   let logLevel: LogLevel = debug ? 'debug' : 'info';
@@ -363,6 +366,7 @@ export function loadConfig(env: Env = process.env): Config {
     registrationAllowedDomains: registrationAllowedDomains ? Object.freeze(registrationAllowedDomains) : null,
     maxTenantsPerUser,
     frontendBaseUrl,
+    publicUrl,
     logLevel,
     databaseUrl,
     migrationDatabaseUrl,

@@ -99,7 +99,7 @@ describe('a clean tenant', () => {
     const [tenant] = report.tenants;
     expect(tenant).toMatchObject({ tenant_id: clean.id, slug: clean.slug, violations: [] });
     const counts = await Promise.all(
-      ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals'].map(async (tbl) => {
+      ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals', 'scim_tokens', 'directory_settings', 'directory_users', 'directory_groups', 'directory_group_members'].map(async (tbl) => {
         const [{ n }] = await ownerConnection()(tbl).where({ tenant_id: clean.id }).count({ n: '*' });
         return [tbl, Number(n)] as const;
       }),

@@ -208,6 +208,16 @@ describe('the generated client drives every operation', () => {
     await call('deleteTenantRole', 200, sdk.deleteTenantRole({ client, headers: member, path: { role_key: tenantRole } }));
     await call('deletePermission', 200, sdk.deletePermission({ client, headers: admin, path: { permission_key: perm } }));
 
+    // directory sync: settings and a SCIM token, revoked again (the tenant stops being directory-managed)
+    await call('updateScimSettings', 200, sdk.updateScimSettings({ client, headers: member, body: { group_roles: [{ group: 'SDK admins', role: 'admin' }], external_id_claim: null } }));
+    const scimToken = await call('createScimToken', 201, sdk.createScimToken({ client, headers: member, body: { description: 'from the SDK' } }));
+    expect(scimToken.data!.token).toMatch(/^scim_/);
+    const scimTokens = await call('listScimTokens', 200, sdk.listScimTokens({ client, headers: member }));
+    expect(scimTokens.data!.tokens.map((x) => x.token_id)).toContain(scimToken.data!.token_id);
+    const scimSettings = await call('getScimSettings', 200, sdk.getScimSettings({ client, headers: member }));
+    expect(scimSettings.data!.enabled).toBe(true);
+    await call('revokeScimToken', 204, sdk.revokeScimToken({ client, headers: member, path: { token_id: scimToken.data!.token_id } }));
+
     // lifecycle: suspend, reactivate, schedule and cancel a deletion, export, delete, import again
     const moving = await call('createTenant', 201, sdk.createTenant({ client, headers: admin, body: { name: 'Moving Co', slug: unique('moving') } }));
     const movingId = moving.data!.tenant_id;

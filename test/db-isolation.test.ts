@@ -27,6 +27,11 @@ beforeAll(async () => {
     await ownerConnection()('tenant_roles').insert({ tenant_id: tenantId, key: 'iso-role', name: 'Isolated' });
     await ownerConnection()('tenant_role_permissions').insert({ tenant_id: tenantId, role_key: 'iso-role', permission_key: permission });
     await ownerConnection()('member_removals').insert({ tenant_id: tenantId, issuer: 'iss', subject: unique('gone'), reason: 'removed' });
+    await ownerConnection()('scim_tokens').insert({ tenant_id: tenantId, token_hash: unique('scim-hash') });
+    await ownerConnection()('directory_settings').insert({ tenant_id: tenantId, external_id_claim: 'oid' });
+    const [du] = await ownerConnection()('directory_users').insert({ tenant_id: tenantId, user_name: 'iso@dir.test', user_name_key: 'iso@dir.test' }).returning('id');
+    const [dg] = await ownerConnection()('directory_groups').insert({ tenant_id: tenantId, display_name: 'Isolated' }).returning('id');
+    await ownerConnection()('directory_group_members').insert({ tenant_id: tenantId, group_id: dg.id, member_id: du.id });
   }
 });
 afterAll(async () => {
@@ -34,7 +39,7 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals'];
+const TABLES = ['users', 'boards', 'board_members', 'generations', 'provider_configs', 'credit_transactions', 'invitations', 'tenant_roles', 'tenant_role_permissions', 'member_removals', 'scim_tokens', 'directory_settings', 'directory_users', 'directory_groups', 'directory_group_members'];
 
 const whoAmI = 'select current_user, rolbypassrls, rolsuper from pg_roles where rolname = current_user';
 type WhoAmI = { rows: Array<{ current_user: string; rolbypassrls: boolean; rolsuper: boolean }> };
@@ -111,4 +116,11 @@ it('does not carry one transaction\'s tenant into the next on a pooled connectio
   await withTenant(db, a, (trx) => trx('boards').select('id'));
   const setting = await db.raw<{ rows: Array<{ v: string | null }> }>("select current_setting('app.tenant_id', true) as v");
   expect(setting.rows[0]!.v === null || setting.rows[0]!.v === '').toBe(true);
+});
+
+it("refuses a directory group membership naming another tenant's directory user", async () => {
+  // The composite foreign keys (tenant_id, group_id) and (tenant_id, member_id).
+  const [aGroup] = await ownerConnection()('directory_groups').where({ tenant_id: a }).select('id');
+  const [bUser] = await ownerConnection()('directory_users').where({ tenant_id: b }).select('id');
+  await expect(withTenant(db, a, (trx) => trx('directory_group_members').insert({ tenant_id: a, group_id: aGroup.id, member_id: bUser.id }))).rejects.toMatchObject({ code: '23503' });
 });

@@ -296,6 +296,23 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const res = await request(t.app).delete(`/api/tenant/roles/${key}`).set(auth);
     return { res, status: 200, action: 'role.deleted', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'role', id: key }, tenantId: tenant.id };
   },
+  async createScimToken() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const res = await request(t.app).post('/api/tenant/scim/tokens').set({ Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug }).send({ description: 'Evented' });
+    return { res, status: 201, action: 'scim_token.created', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'scim_token', id: res.body.token_id }, tenantId: tenant.id };
+  },
+  async revokeScimToken() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const auth = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug };
+    const made = await request(t.app).post('/api/tenant/scim/tokens').set(auth).send({}).expect(201);
+    const res = await request(t.app).delete(`/api/tenant/scim/tokens/${made.body.token_id}`).set(auth);
+    return { res, status: 204, action: 'scim_token.revoked', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'scim_token', id: made.body.token_id }, tenantId: tenant.id };
+  },
+  async updateScimSettings() {
+    const { tenant, user, token } = await tenantWithMember('admin');
+    const res = await request(t.app).put('/api/tenant/scim').set({ Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug }).send({ external_id_claim: 'oid' });
+    return { res, status: 200, action: 'tenant.updated', actor: { subject: user.subject, platformAdmin: false }, target: { type: 'tenant', id: tenant.id }, tenantId: tenant.id };
+  },
   async createWebhook() {
     const res = await request(t.app).post('/api/setup/webhooks').set('Authorization', admin).send({ url: 'http://192.0.2.1:9/hook', events: ['member.*'], enabled: false });
     return { res, status: 201, action: 'webhook.created', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id: res.body.webhook_id }, tenantId: null };

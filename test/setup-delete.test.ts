@@ -82,6 +82,11 @@ async function fullTenant(t: TestApp): Promise<{ id: string; slug: string; name:
      await trx('tenant_roles').insert({ tenant_id: id, key: 'auditor', name: 'Auditor' });
     await trx('tenant_role_permissions').insert({ tenant_id: id, role_key: 'auditor', permission_key: await catalogued() });
     await trx('member_removals').insert({ tenant_id: id, issuer: 'iss', subject: unique('gone'), reason: 'removed' });
+    await trx('scim_tokens').insert({ tenant_id: id, token_hash: unique('scim-hash') });
+    await trx('directory_settings').insert({ tenant_id: id, external_id_claim: 'oid' });
+    const [du] = (await trx('directory_users').insert({ tenant_id: id, user_name: 'dir@example.test', user_name_key: 'dir@example.test', user_id: users[2]!.id }).returning('id')) as Array<{ id: string }>;
+    const [dg] = (await trx('directory_groups').insert({ tenant_id: id, display_name: 'Everyone' }).returning('id')) as Array<{ id: string }>;
+    await trx('directory_group_members').insert({ tenant_id: id, group_id: dg!.id, member_id: du!.id });
   });
   return { id, slug, name };
 }

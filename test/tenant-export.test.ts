@@ -93,6 +93,13 @@ async function richTenant() {
     expect([201, 409]).toContain(made.status);
   }
   await request(source.app).post('/api/tenant/roles').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ key: 'mover', name: 'Mover', permissions: [MOVE_PERMISSION] }).expect(201);
+  // Directory sync: its settings, a directory user bound to the admin, a group holding them.
+  await request(source.app).put('/api/tenant/scim').set('Authorization', bearer(token)).set('X-Tenant', slug).send({ group_roles: [{ group: 'Movers', role: 'mover' }], external_id_claim: 'oid' }).expect(200);
+  const [du] = await ownerConnection()('directory_users')
+    .insert({ tenant_id: id, user_name: admin.email ?? 'mover@example.test', user_name_key: (admin.email ?? 'mover@example.test').toLowerCase(), user_id: admin.id, emails: JSON.stringify([{ value: admin.email, primary: true }]) })
+    .returning('id');
+  const [dg] = await ownerConnection()('directory_groups').insert({ tenant_id: id, display_name: 'Movers' }).returning('id');
+  await ownerConnection()('directory_group_members').insert({ tenant_id: id, group_id: dg.id, member_id: du.id });
   return { id, slug };
 }
 

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimToken, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimSettings, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimTokens, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateScimSettings, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -1437,6 +1437,120 @@ export const updateTenantRoleMutation = (options?: Partial<Options<UpdateTenantR
     const mutationOptions: UseMutationOptions<UpdateTenantRoleResponse, UpdateTenantRoleError, Options<UpdateTenantRoleData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await updateTenantRole({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getScimSettingsQueryKey = (options?: Options<GetScimSettingsData>) => createQueryKey('getScimSettings', options);
+
+/**
+ * The tenant's directory sync (SCIM) settings
+ *
+ * Where the tenant's directory sends SCIM requests (`base_url`), whether it is on (`enabled`:
+ * true while a SCIM token exists), which directory groups give which roles, and the claim
+ * bound against a directory user's externalId (docs/directory-sync.md). Tenant admins, and
+ * platform admins through X-Tenant.
+ *
+ */
+export const getScimSettingsOptions = (options?: Options<GetScimSettingsData>) => queryOptions<GetScimSettingsResponse, GetScimSettingsError, GetScimSettingsResponse, ReturnType<typeof getScimSettingsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimSettings({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimSettingsQueryKey(options)
+});
+
+/**
+ * Change the tenant's directory sync settings
+ *
+ * `group_roles` (ordered: a member's role is the first mapping whose group holds them, else
+ * `member`; each role must be a role key of the tenant, else 400) and `external_id_claim`
+ * (null: bind by verified email only). Omitted fields stay. Changing `group_roles`
+ * recomputes every directory member's role at once (`member.role_changed` events).
+ *
+ */
+export const updateScimSettingsMutation = (options?: Partial<Options<UpdateScimSettingsData>>): UseMutationOptions<UpdateScimSettingsResponse, UpdateScimSettingsError, Options<UpdateScimSettingsData>> => {
+    const mutationOptions: UseMutationOptions<UpdateScimSettingsResponse, UpdateScimSettingsError, Options<UpdateScimSettingsData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateScimSettings({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listScimTokensQueryKey = (options?: Options<ListScimTokensData>) => createQueryKey('listScimTokens', options);
+
+/**
+ * List the tenant's SCIM tokens
+ *
+ * The tenant's SCIM tokens without their secrets, oldest first, with when each was last used
+ * (updated at most once a minute per token).
+ *
+ */
+export const listScimTokensOptions = (options?: Options<ListScimTokensData>) => queryOptions<ListScimTokensResponse, ListScimTokensError, ListScimTokensResponse, ReturnType<typeof listScimTokensQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listScimTokens({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listScimTokensQueryKey(options)
+});
+
+/**
+ * Mint a SCIM token for the tenant's directory
+ *
+ * The token (`scim_` + 32 random bytes, base64url) is in this answer only: it is stored as
+ * its SHA-256. The first token makes the tenant directory-managed: it no longer provisions
+ * members from claims or linked ids. At most 20 tokens per tenant (409). Event
+ * `scim_token.created`.
+ *
+ */
+export const createScimTokenMutation = (options?: Partial<Options<CreateScimTokenData>>): UseMutationOptions<CreateScimTokenResponse, CreateScimTokenError, Options<CreateScimTokenData>> => {
+    const mutationOptions: UseMutationOptions<CreateScimTokenResponse, CreateScimTokenError, Options<CreateScimTokenData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createScimToken({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Revoke a SCIM token
+ *
+ * The token is refused (401) from the next request on. Revoking the last token makes the
+ * tenant no longer directory-managed; its directory users stay members. Unknown id: 404.
+ * Event `scim_token.revoked`.
+ *
+ */
+export const revokeScimTokenMutation = (options?: Partial<Options<RevokeScimTokenData>>): UseMutationOptions<RevokeScimTokenResponse, RevokeScimTokenError, Options<RevokeScimTokenData>> => {
+    const mutationOptions: UseMutationOptions<RevokeScimTokenResponse, RevokeScimTokenError, Options<RevokeScimTokenData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await revokeScimToken({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -38,5 +38,13 @@ export const EVENT_ACTIONS = [
   'role.created',
   'role.updated',
   'role.deleted',
+  'member.updated',
+  'member.deactivated',
+  'member.reactivated',
+  'group.created',
+  'group.updated',
+  'group.deleted',
+  'scim_token.created',
+  'scim_token.revoked',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -20,6 +20,7 @@ import { assertRolesCreatable, assertRolesUsable } from './database-roles';
 import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
 import * as roles from './migrations/015-roles';
 import * as decisionFactsNotify from './migrations/017-decision-facts-notify';
+import * as directorySync from './migrations/018-directory-sync';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -82,6 +83,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '015-roles': roles,
   '016-member-removals': memberRemovals,
   '017-decision-facts-notify': decisionFactsNotify,
+  '018-directory-sync': directorySync,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -21,6 +21,11 @@ export const TENANT_TABLES = [
   'tenant_roles',
   'tenant_role_permissions',
   'member_removals',
+  'scim_tokens',
+  'directory_settings',
+  'directory_users',
+  'directory_groups',
+  'directory_group_members',
 ] as const;
 export type TenantTable = (typeof TENANT_TABLES)[number];
 
@@ -57,6 +62,10 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
   { table: 'tenant_role_permissions', tenantColumn: 'tenant_id', orderBy: ['role_key', 'permission_key'], omit: [] },
   // Removal marks move with the tenant, so a removal still sticks on the importing deployment.
   { table: 'member_removals', tenantColumn: 'tenant_id', orderBy: ['issuer', 'subject'], omit: [] },
+  { table: 'directory_settings', tenantColumn: 'tenant_id', orderBy: ['tenant_id'], omit: [] },
+  { table: 'directory_users', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'directory_groups', tenantColumn: 'tenant_id', orderBy: ['id'], omit: [] },
+  { table: 'directory_group_members', tenantColumn: 'tenant_id', orderBy: ['group_id', 'member_id'], omit: [] },
   { table: 'events', tenantColumn: 'tenant_id', orderBy: ['occurred_at', 'id'], omit: [] },
 ];
 
@@ -64,5 +73,6 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
 export const NOT_TENANT_DATA: Readonly<Record<string, string>> = {
   idempotency_keys: "a caller's replay memory of tenant creations, kept 24 hours",
   retired_slugs: "this deployment's history of slugs it will not hand out again",
+  scim_tokens: "secrets: a moved tenant's admin mints new SCIM tokens on the importing deployment (docs/directory-sync.md)",
   webhook_deliveries: "this deployment's outbox to the platform's webhook endpoints",
 };

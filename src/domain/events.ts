@@ -21,6 +21,8 @@ export interface EventActor {
   readonly subject: string | null;
   readonly email: string | null;
   readonly platformAdmin: boolean;
+  /** A directory change: the SCIM token it came through (docs/directory-sync.md#events). */
+  readonly scimTokenId?: string | null;
 }
 
 /** Where a change came from: actor, request id and client address. Built once per request. */
@@ -48,7 +50,7 @@ export interface EventBody {
   action: string;
   tenant_id: string | null;
   /** `{platform_admin: true}` alone when a tenant admin reads a platform admin's change. */
-  actor: { issuer?: string | null; subject?: string | null; email?: string | null; platform_admin: boolean };
+  actor: { issuer?: string | null; subject?: string | null; email?: string | null; platform_admin: boolean; directory?: true; token_id?: string };
   target: { type: string; id: string | null };
   request_id: string | null;
   ip: string | null;
@@ -69,6 +71,11 @@ export function originOf(ctx: {
     ip: ctx.ip ?? null,
     settingsKeys: ctx.config?.eventSettingsKeys,
   };
+}
+
+/** The origin of a directory's change through a SCIM token: `{directory: true, token_id}`. */
+export function directoryOrigin(tokenId: string, requestId: string, ip: string | null): EventOrigin {
+  return { actor: { issuer: null, subject: null, email: null, platformAdmin: false, scimTokenId: tokenId }, requestId, ip };
 }
 
 /** The origin of changes the service makes on its own (no request, no caller). */
@@ -98,6 +105,7 @@ export async function recordEvent(trx: Transaction, origin: EventOrigin, event: 
     actor_subject: origin.actor.subject,
     actor_email: origin.actor.email,
     actor_platform_admin: origin.actor.platformAdmin,
+    actor_scim_token_id: origin.actor.scimTokenId ?? null,
     target_type: event.target.type,
     target_id: event.target.id,
     request_id: origin.requestId,
@@ -138,7 +146,11 @@ export function toEventBody(r: EventRow, view: EventView = 'platform'): EventBod
     occurred_at: (r.occurred_at instanceof Date ? r.occurred_at : new Date(r.occurred_at)).toISOString(),
     action: r.action,
     tenant_id: r.tenant_id,
-    actor: hidden ? { platform_admin: true } : { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
+    actor: hidden
+      ? { platform_admin: true }
+      : r.actor_scim_token_id
+        ? { directory: true, token_id: r.actor_scim_token_id, platform_admin: false }
+        : { issuer: r.actor_issuer, subject: r.actor_subject, email: r.actor_email, platform_admin: r.actor_platform_admin },
     target: { type: r.target_type, id: r.target_id },
     request_id: r.request_id,
     ip: hidden ? null : r.ip,

@@ -6,6 +6,7 @@
  * a departure leaves a mark that only an invitation or `addMember` clears
  * (docs/security.md#a-removal-sticks).
  */
+import { directoryBoundMembers } from '../db/queries/directory-users';
 import { UserRow } from '../db/models';
 import { fetchKeysetRows } from '../db/queries/keyset-page';
 import { clearRemoval, markRemoved } from '../db/queries/member-removals';
@@ -22,13 +23,16 @@ import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 export interface MemberWithPermissions {
   readonly member: UserRow;
   readonly permissions: readonly string[];
+  /** True when the membership is a directory user's (docs/directory-sync.md); set by member listings. */
+  readonly directoryManaged?: boolean;
 }
 
 /** One page of the tenant's members, oldest first, each with their role's permissions. */
 export async function listMembers(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: MemberWithPermissions[]; nextCursor: string | null }> {
   const { page, nextCursor } = await pageByCreation((limit, after) => fetchKeysetRows(UserRow.query(trx).where({ tenant_id: tenantId }), limit, after), opts);
   const permissions = await rolePermissionsOf(trx, tenantId);
-  return { members: page.map((member) => ({ member, permissions: permissions.get(member.role) ?? [] })), nextCursor };
+  const directory = await directoryBoundMembers(trx, tenantId, page.map((m) => m.id));
+  return { members: page.map((member) => ({ member, permissions: permissions.get(member.role) ?? [], directoryManaged: directory.has(member.id) })), nextCursor };
 }
 
 export interface NewMember {

@@ -16,6 +16,7 @@ import * as webhooks from './webhooks';
 import * as invitations from './invitations';
 import * as consoleSignIn from './console';
 import * as roles from './roles';
+import * as directory from './directory';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -32,4 +33,5 @@ export const handlers = defineOperationTable({
   ...invitations,
   ...consoleSignIn,
   ...roles,
+  ...directory,
 });

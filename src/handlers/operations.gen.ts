@@ -31,6 +31,9 @@ import type {
   CreatePlatformRoleData,
   CreatePlatformRoleErrors,
   CreatePlatformRoleResponses,
+  CreateScimTokenData,
+  CreateScimTokenErrors,
+  CreateScimTokenResponses,
   CreateTenantData,
   CreateTenantErrors,
   CreateTenantResponses,
@@ -85,6 +88,9 @@ import type {
   GetRegistrationStatusData,
   GetRegistrationStatusErrors,
   GetRegistrationStatusResponses,
+  GetScimSettingsData,
+  GetScimSettingsErrors,
+  GetScimSettingsResponses,
   GetSetupStatusData,
   GetSetupStatusErrors,
   GetSetupStatusResponses,
@@ -130,6 +136,9 @@ import type {
   ListPlatformRolesData,
   ListPlatformRolesErrors,
   ListPlatformRolesResponses,
+  ListScimTokensData,
+  ListScimTokensErrors,
+  ListScimTokensResponses,
   ListTenantEventsData,
   ListTenantEventsErrors,
   ListTenantEventsResponses,
@@ -160,6 +169,9 @@ import type {
   RevokeInvitationData,
   RevokeInvitationErrors,
   RevokeInvitationResponses,
+  RevokeScimTokenData,
+  RevokeScimTokenErrors,
+  RevokeScimTokenResponses,
   RotateTenantTokenKeysData,
   RotateTenantTokenKeysErrors,
   RotateTenantTokenKeysResponses,
@@ -175,6 +187,9 @@ import type {
   UpdatePlatformRoleData,
   UpdatePlatformRoleErrors,
   UpdatePlatformRoleResponses,
+  UpdateScimSettingsData,
+  UpdateScimSettingsErrors,
+  UpdateScimSettingsResponses,
   UpdateTenantData,
   UpdateTenantErrors,
   UpdateTenantResponses,
@@ -198,6 +213,7 @@ export interface OperationTypes {
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
   createPermission: { data: CreatePermissionData; responses: CreatePermissionResponses; errors: CreatePermissionErrors; access: 'platformAdmin' };
   createPlatformRole: { data: CreatePlatformRoleData; responses: CreatePlatformRoleResponses; errors: CreatePlatformRoleErrors; access: 'platformAdmin' };
+  createScimToken: { data: CreateScimTokenData; responses: CreateScimTokenResponses; errors: CreateScimTokenErrors; access: 'tenantAdmin' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
   createTenantRole: { data: CreateTenantRoleData; responses: CreateTenantRoleResponses; errors: CreateTenantRoleErrors; access: 'tenantAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };
@@ -216,6 +232,7 @@ export interface OperationTypes {
   getPlatformRole: { data: GetPlatformRoleData; responses: GetPlatformRoleResponses; errors: GetPlatformRoleErrors; access: 'platformAdmin' };
   getReadiness: { data: GetReadinessData; responses: GetReadinessResponses; errors: GetReadinessErrors; access: 'public' };
   getRegistrationStatus: { data: GetRegistrationStatusData; responses: GetRegistrationStatusResponses; errors: GetRegistrationStatusErrors; access: 'caller' };
+  getScimSettings: { data: GetScimSettingsData; responses: GetScimSettingsResponses; errors: GetScimSettingsErrors; access: 'tenantAdmin' };
   getSetupStatus: { data: GetSetupStatusData; responses: GetSetupStatusResponses; errors: GetSetupStatusErrors; access: 'platformAdmin' };
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
@@ -231,6 +248,7 @@ export interface OperationTypes {
   listMyTenants: { data: ListMyTenantsData; responses: ListMyTenantsResponses; errors: ListMyTenantsErrors; access: 'caller' };
   listPermissions: { data: ListPermissionsData; responses: ListPermissionsResponses; errors: ListPermissionsErrors; access: 'platformAdmin' };
   listPlatformRoles: { data: ListPlatformRolesData; responses: ListPlatformRolesResponses; errors: ListPlatformRolesErrors; access: 'platformAdmin' };
+  listScimTokens: { data: ListScimTokensData; responses: ListScimTokensResponses; errors: ListScimTokensErrors; access: 'tenantAdmin' };
   listTenantEvents: { data: ListTenantEventsData; responses: ListTenantEventsResponses; errors: ListTenantEventsErrors; access: 'tenantAdmin' };
   listTenantRoles: { data: ListTenantRolesData; responses: ListTenantRolesResponses; errors: ListTenantRolesErrors; access: 'tenantAdmin' };
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin' };
@@ -241,11 +259,13 @@ export interface OperationTypes {
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
   resendInvitation: { data: ResendInvitationData; responses: ResendInvitationResponses; errors: ResendInvitationErrors; access: 'tenantAdmin' };
   revokeInvitation: { data: RevokeInvitationData; responses: RevokeInvitationResponses; errors: RevokeInvitationErrors; access: 'tenantAdmin' };
+  revokeScimToken: { data: RevokeScimTokenData; responses: RevokeScimTokenResponses; errors: RevokeScimTokenErrors; access: 'tenantAdmin' };
   rotateTenantTokenKeys: { data: RotateTenantTokenKeysData; responses: RotateTenantTokenKeysResponses; errors: RotateTenantTokenKeysErrors; access: 'platformAdmin' };
   scheduleTenantDeletion: { data: ScheduleTenantDeletionData; responses: ScheduleTenantDeletionResponses; errors: ScheduleTenantDeletionErrors; access: 'platformAdmin' };
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin' };
+  updateScimSettings: { data: UpdateScimSettingsData; responses: UpdateScimSettingsResponses; errors: UpdateScimSettingsErrors; access: 'tenantAdmin' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateTenantRole: { data: UpdateTenantRoleData; responses: UpdateTenantRoleResponses; errors: UpdateTenantRoleErrors; access: 'tenantAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };

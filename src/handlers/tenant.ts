@@ -47,7 +47,7 @@ export const issueTenantToken = tenantRead(async (ctx): Promise<Reply<IssueTenan
 
 export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMembersData>): Promise<Reply<ListMembersResponses>> => {
   const page = await members.listMembers(ctx.trx, ctx.tenant.id, { limit: input.query.limit ?? 100, cursor: input.query.cursor });
-  return { status: 200, body: { members: page.members.map((m) => toMember(m.member, m.permissions)), next_cursor: page.nextCursor } };
+  return { status: 200, body: { members: page.members.map((m) => ({ ...toMember(m.member, m.permissions), directory_managed: m.directoryManaged ?? false })), next_cursor: page.nextCursor } };
 });
 
 // x-access tenantPlatformAdmin: the operator adds a person directly; tenant admins invite.

@@ -17,9 +17,10 @@ import * as webhooks from '../../src/handlers/webhooks';
 import * as invitations from '../../src/handlers/invitations';
 import * as consoleSignIn from '../../src/handlers/console';
 import * as roles from '../../src/handlers/roles';
+import * as directory from '../../src/handlers/directory';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles };
+const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles, ...directory };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

@@ -53,6 +53,11 @@ const ROW_ID: Record<TenantTable, string> = {
   tenant_roles: 'r.key::text',
   tenant_role_permissions: "r.role_key::text || ':' || r.permission_key::text",
   member_removals: "r.issuer || ' ' || r.subject",
+  scim_tokens: 'r.id::text',
+  directory_settings: 'r.tenant_id::text',
+  directory_users: 'r.id::text',
+  directory_groups: 'r.id::text',
+  directory_group_members: "r.group_id::text || ':' || r.member_id::text",
 };
 
 /** Columns that reference a user (cross-tenant user access). */

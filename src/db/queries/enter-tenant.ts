@@ -56,6 +56,12 @@ export interface TenantFactsRow {
   role_permissions: Record<string, string[]>;
   /** Why the caller stopped being a member of this tenant (src/db/queries/member-removals.ts); null when never removed or since brought back. */
   user_removal: RemovalReason | null;
+  /** True while the tenant has a SCIM token: its people come from its directory (docs/directory-sync.md). */
+  tenant_directory_managed: boolean;
+  /** The claim bound against a directory user's externalId; null when unset. */
+  tenant_external_id_claim: string | null;
+  /** The caller's directory user's `active`; null when the membership is not the directory's. */
+  user_directory_active: boolean | null;
 }
 
 /**
@@ -68,7 +74,7 @@ export interface TenantFactsRow {
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
    f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at,
-   f.role_permissions, f.user_removal
+   f.role_permissions, f.user_removal, f.tenant_directory_managed, f.tenant_external_id_claim, f.user_directory_active
  from app_tenant_facts(
    case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[]) f`;
 /**
@@ -76,7 +82,7 @@ const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f
  * are listed, not `f.*`, so a later migration that adds a result column leaves the prepared
  * plan of this statement valid.
  */
-const NAME = 'tenant_service_enter_tenant_v2';
+const NAME = 'tenant_service_enter_tenant_v3';
 
 function values(q: TenantFactsQuery): unknown[] {
   return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? []];

@@ -14,6 +14,8 @@ export interface EventRow {
   actor_subject: string | null;
   actor_email: string | null;
   actor_platform_admin: boolean;
+  /** The SCIM token a directory change came through (docs/directory-sync.md#events); null otherwise. */
+  actor_scim_token_id?: string | null;
   target_type: string;
   target_id: string | null;
   request_id: string | null;
@@ -31,8 +33,8 @@ export async function insertEventWithDeliveries(trx: Knex.Transaction, row: Even
   await trx.raw(
     `with ev as (
        insert into events (id, occurred_at, action, tenant_id, actor_issuer, actor_subject, actor_email, actor_platform_admin,
-                           target_type, target_id, request_id, ip, data)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)
+                           actor_scim_token_id, target_type, target_id, request_id, ip, data)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb)
      )
      insert into webhook_deliveries (webhook_id, event_id, event_type, tenant_id, payload)
      select w.id, ?, ?, ?, ?::jsonb from webhook_endpoints w
@@ -46,6 +48,7 @@ export async function insertEventWithDeliveries(trx: Knex.Transaction, row: Even
       row.actor_subject,
       row.actor_email,
       row.actor_platform_admin,
+      row.actor_scim_token_id ?? null,
       row.target_type,
       row.target_id,
       row.request_id,
@@ -129,7 +132,7 @@ export async function selectEventChunk(trx: Knex.Transaction, f: EventChunkFilte
               row_number() over (order by s.occurred_at desc, s.id desc) as n,
               count(*) over () as fetched
          from (
-           select p.id, p.occurred_at, p.action, p.tenant_id, p.actor_issuer, p.actor_subject, p.actor_email, p.actor_platform_admin,
+           select p.id, p.occurred_at, p.action, p.tenant_id, p.actor_issuer, p.actor_subject, p.actor_email, p.actor_platform_admin, p.actor_scim_token_id,
                   p.target_type, p.target_id, p.request_id, p.ip, p.cursor_ts, b.data_bytes,
                   case when b.data_bytes > ${cap} then json_build_object('truncated', true, 'bytes', b.data_bytes)::text else b.data_text end as data_text,
                   400 + (case when b.data_bytes > ${cap} then 64 else b.data_bytes end) + ${textBytes} as row_bytes
