@@ -6,7 +6,8 @@
  * BENCH_ONLY=pipeline runs only the throughput, reference, gateway and 17.1 scenarios;
  * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
  * BENCH_ONLY=console only the console scenario (at 100 000 tenants); BENCH_ONLY=fairness only
- * the flooding neighbour and the body attack.
+ * the flooding neighbour and the body attack; BENCH_ONLY=scim only a directory provisioning one
+ * tenant over SCIM while another tenant asks for decisions (bench/scenarios/scim-provisioning.ts).
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -52,6 +53,7 @@ import type { BenchContext, Throughput, WorkerKind } from './scenarios/types';
 import { tenantSearchScenario } from './scenarios/tenant-search';
 import { startupScenario } from './scenarios/startup';
 import { tenantMoveScenario } from './scenarios/tenant-move';
+import { scimProvisioningScenario } from './scenarios/scim-provisioning';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -72,6 +74,8 @@ const ONLY_FAIRNESS = process.env.BENCH_ONLY === 'fairness';
 const ONLY_MOVE = process.env.BENCH_ONLY === 'move';
 /** Rows of the tenant the move scenario exports and imports (BENCH_MOVE_ROWS; a million by default). */
 const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
+/** BENCH_ONLY=scim: only the SCIM provisioning scenario (bench/scenarios/scim-provisioning.ts). */
+const ONLY_SCIM = process.env.BENCH_ONLY === 'scim';
 
 
 interface Latency {
@@ -329,6 +333,12 @@ async function main(): Promise<void> {
     }
     if (ONLY_MOVE) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), tenant_move: await tenantMoveScenario(ctx, { owner, admin, rows: MOVE_ROWS }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
+    if (ONLY_SCIM) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), scim_provisioning: await scimProvisioningScenario(ctx, { admin, neighbour }) };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
