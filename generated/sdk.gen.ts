@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1105,4 +1105,220 @@ export const getBoard = <ThrowOnError extends boolean = false>(options: Options<
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/boards/{board_id}',
     ...options
+});
+
+/**
+ * SCIM service provider configuration
+ *
+ * What this SCIM service supports (RFC 7643 §5): PATCH, filter (at most 200 results), no bulk,
+ * no sort, no ETags; authentication by the tenant's SCIM bearer token (docs/directory-sync.md).
+ *
+ */
+export const getScimServiceProviderConfig = <ThrowOnError extends boolean = false>(options?: Options<GetScimServiceProviderConfigData, ThrowOnError>) => (options?.client ?? client).get<GetScimServiceProviderConfigResponses, GetScimServiceProviderConfigErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/ServiceProviderConfig',
+    ...options
+});
+
+/**
+ * SCIM resource types
+ *
+ * User and Group (RFC 7643 §6).
+ *
+ */
+export const listScimResourceTypes = <ThrowOnError extends boolean = false>(options?: Options<ListScimResourceTypesData, ThrowOnError>) => (options?.client ?? client).get<ListScimResourceTypesResponses, ListScimResourceTypesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/ResourceTypes',
+    ...options
+});
+
+/**
+ * SCIM schemas
+ *
+ * The User and Group schemas this service keeps (RFC 7643 §7).
+ *
+ */
+export const listScimSchemas = <ThrowOnError extends boolean = false>(options?: Options<ListScimSchemasData, ThrowOnError>) => (options?.client ?? client).get<ListScimSchemasResponses, ListScimSchemasErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Schemas',
+    ...options
+});
+
+/**
+ * List or find directory users
+ *
+ * Filters: `userName eq`, `externalId eq`, `emails.value eq`, `displayName eq`, `id eq`, joined by
+ * `and`/`or` (anything else: 400 `invalidFilter`). `startIndex` (1-based) and `count` (at most 200;
+ * more is read as 200) page the result, oldest first.
+ *
+ */
+export const listScimUsers = <ThrowOnError extends boolean = false>(options?: Options<ListScimUsersData, ThrowOnError>) => (options?.client ?? client).get<ListScimUsersResponses, ListScimUsersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users',
+    ...options
+});
+
+/**
+ * Create a directory user
+ *
+ * A member of the tenant, bound to a person at their first sign-in (docs/directory-sync.md).
+ * A taken `userName` (compared trimmed, NFKC, case-insensitively) is 409 `uniqueness`. At most
+ * 100 000 users per tenant. Event `member.provisioned`.
+ *
+ */
+export const createScimUser = <ThrowOnError extends boolean = false>(options: Options<CreateScimUserData, ThrowOnError>) => (options.client ?? client).post<CreateScimUserResponses, CreateScimUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a directory user
+ *
+ * The membership ends at once and the removal sticks (docs/security.md#a-removal-sticks). Event
+ * `member.removed`.
+ *
+ */
+export const deleteScimUser = <ThrowOnError extends boolean = false>(options: Options<DeleteScimUserData, ThrowOnError>) => (options.client ?? client).delete<DeleteScimUserResponses, DeleteScimUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users/{id}',
+    ...options
+});
+
+/**
+ * Get a directory user
+ *
+ * One user; an unknown id is 404.
+ *
+ */
+export const getScimUser = <ThrowOnError extends boolean = false>(options: Options<GetScimUserData, ThrowOnError>) => (options.client ?? client).get<GetScimUserResponses, GetScimUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users/{id}',
+    ...options
+});
+
+/**
+ * Patch a directory user
+ *
+ * RFC 7644 PATCH, with what Entra ID sends: capitalized ops, `active` as "True"/"False", an op
+ * without `path` whose value has dotted keys (`name.givenName`), `emails[type eq "work"].value`.
+ *
+ */
+export const updateScimUser = <ThrowOnError extends boolean = false>(options: Options<UpdateScimUserData, ThrowOnError>) => (options.client ?? client).patch<UpdateScimUserResponses, UpdateScimUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Replace a directory user
+ *
+ * The whole user (Okta's update, and `active: false` to deactivate): attributes not sent are
+ * cleared. Events `member.updated`, `member.deactivated`, `member.reactivated`.
+ *
+ */
+export const replaceScimUser = <ThrowOnError extends boolean = false>(options: Options<ReplaceScimUserData, ThrowOnError>) => (options.client ?? client).put<ReplaceScimUserResponses, ReplaceScimUserErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * List or find directory groups
+ *
+ * Filters: `displayName eq`, `externalId eq`, `id eq`; `excludedAttributes=members` leaves the
+ * members out. Paging as for users.
+ *
+ */
+export const listScimGroups = <ThrowOnError extends boolean = false>(options?: Options<ListScimGroupsData, ThrowOnError>) => (options?.client ?? client).get<ListScimGroupsResponses, ListScimGroupsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups',
+    ...options
+});
+
+/**
+ * Create a directory group
+ *
+ * At most 1 000 groups per tenant; a taken `displayName` is 409 `uniqueness`. Its members' roles
+ * follow `group_roles` (docs/directory-sync.md#groups-give-roles). Event `group.created`.
+ *
+ */
+export const createScimGroup = <ThrowOnError extends boolean = false>(options: Options<CreateScimGroupData, ThrowOnError>) => (options.client ?? client).post<CreateScimGroupResponses, CreateScimGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a directory group
+ *
+ * Its members' roles follow at once. Event `group.deleted`.
+ *
+ */
+export const deleteScimGroup = <ThrowOnError extends boolean = false>(options: Options<DeleteScimGroupData, ThrowOnError>) => (options.client ?? client).delete<DeleteScimGroupResponses, DeleteScimGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups/{id}',
+    ...options
+});
+
+/**
+ * Get a directory group
+ *
+ * One group with its members (unless `excludedAttributes=members`).
+ *
+ */
+export const getScimGroup = <ThrowOnError extends boolean = false>(options: Options<GetScimGroupData, ThrowOnError>) => (options.client ?? client).get<GetScimGroupResponses, GetScimGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups/{id}',
+    ...options
+});
+
+/**
+ * Patch a directory group
+ *
+ * RFC 7644 PATCH: `displayName`, `externalId`, and `members` (add, remove by
+ * `members[value eq "<id>"]` or by value list, replace); at most 1 000 member operations per
+ * request. Event `group.updated`.
+ *
+ */
+export const updateScimGroup = <ThrowOnError extends boolean = false>(options: Options<UpdateScimGroupData, ThrowOnError>) => (options.client ?? client).patch<UpdateScimGroupResponses, UpdateScimGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Replace a directory group
+ *
+ * The whole group, members included. Event `group.updated`.
+ *
+ */
+export const replaceScimGroup = <ThrowOnError extends boolean = false>(options: Options<ReplaceScimGroupData, ThrowOnError>) => (options.client ?? client).put<ReplaceScimGroupResponses, ReplaceScimGroupErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
 });

@@ -4,6 +4,132 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:8080' | (string & {});
 };
 
+/**
+ * A SCIM error (RFC 7644 §3.12).
+ */
+export type ScimErrorBody = {
+    schemas: Array<'urn:ietf:params:scim:api:messages:2.0:Error'>;
+    /**
+     * The HTTP status, as a string.
+     */
+    status: string;
+    scimType?: 'uniqueness' | 'invalidFilter' | 'invalidPath' | 'invalidValue' | 'invalidSyntax' | 'noTarget' | 'mutability' | 'tooMany';
+    detail: string;
+};
+
+export type ScimMeta = {
+    resourceType: string;
+    created?: string;
+    lastModified?: string;
+    location?: string;
+};
+
+export type ScimServiceProviderConfig = {
+    schemas: Array<string>;
+    patch: {
+        [key: string]: unknown;
+    };
+    bulk: {
+        [key: string]: unknown;
+    };
+    filter: {
+        [key: string]: unknown;
+    };
+    changePassword: {
+        [key: string]: unknown;
+    };
+    sort: {
+        [key: string]: unknown;
+    };
+    etag: {
+        [key: string]: unknown;
+    };
+    authenticationSchemes: Array<{
+        [key: string]: unknown;
+    }>;
+    [key: string]: unknown;
+};
+
+export type ScimListResponse = {
+    schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
+    totalResults: number;
+    itemsPerPage: number;
+    startIndex: number;
+    Resources: Array<{
+        [key: string]: unknown;
+    }>;
+};
+
+export type ScimName = {
+    formatted?: string;
+    familyName?: string;
+    givenName?: string;
+    middleName?: string;
+    [key: string]: unknown;
+};
+
+export type ScimEmail = {
+    value: string;
+    type?: string;
+    primary?: boolean;
+    [key: string]: unknown;
+};
+
+export type ScimMemberRef = {
+    value: string;
+    display?: string;
+    $ref?: string;
+    [key: string]: unknown;
+};
+
+export type ScimUser = {
+    schemas: Array<string>;
+    id: string;
+    externalId?: string;
+    userName: string;
+    name?: ScimName;
+    displayName?: string;
+    emails?: Array<ScimEmail>;
+    active: boolean;
+    groups?: Array<ScimMemberRef>;
+    meta: ScimMeta;
+};
+
+/**
+ * A SCIM User (RFC 7643 §4.1). Kept: `userName` (required, 1–300 characters), `externalId`,
+ * `name`, `displayName`, `emails` (at most 20), `active` (a boolean, or Entra ID's "True" /
+ * "False"). Other attributes (the enterprise extension, phone numbers…) are accepted and not kept.
+ *
+ */
+export type ScimUserInput = {
+    [key: string]: unknown;
+};
+
+export type ScimGroup = {
+    schemas: Array<string>;
+    id: string;
+    externalId?: string;
+    displayName: string;
+    members?: Array<ScimMemberRef>;
+    meta: ScimMeta;
+};
+
+/**
+ * A SCIM Group (RFC 7643 §4.2): `{displayName, externalId?, members?: [{value}]}`.
+ */
+export type ScimGroupInput = {
+    [key: string]: unknown;
+};
+
+/**
+ * `{schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{op, path?, value?}]}`
+ * (RFC 7644 §3.5.2); `op` in any case.
+ *
+ */
+export type ScimPatchRequest = {
+    [key: string]: unknown;
+};
+
 export type ScimGroupRole = {
     /**
      * A directory group's displayName.
@@ -4966,3 +5092,816 @@ export type GetBoardResponses = {
 };
 
 export type GetBoardResponse = GetBoardResponses[keyof GetBoardResponses];
+
+export type GetScimServiceProviderConfigData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/ServiceProviderConfig';
+};
+
+export type GetScimServiceProviderConfigErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type GetScimServiceProviderConfigError = GetScimServiceProviderConfigErrors[keyof GetScimServiceProviderConfigErrors];
+
+export type GetScimServiceProviderConfigResponses = {
+    /**
+     * The configuration.
+     */
+    200: ScimServiceProviderConfig;
+};
+
+export type GetScimServiceProviderConfigResponse = GetScimServiceProviderConfigResponses[keyof GetScimServiceProviderConfigResponses];
+
+export type ListScimResourceTypesData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/ResourceTypes';
+};
+
+export type ListScimResourceTypesErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ListScimResourceTypesError = ListScimResourceTypesErrors[keyof ListScimResourceTypesErrors];
+
+export type ListScimResourceTypesResponses = {
+    /**
+     * The resource types.
+     */
+    200: ScimListResponse;
+};
+
+export type ListScimResourceTypesResponse = ListScimResourceTypesResponses[keyof ListScimResourceTypesResponses];
+
+export type ListScimSchemasData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/Schemas';
+};
+
+export type ListScimSchemasErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ListScimSchemasError = ListScimSchemasErrors[keyof ListScimSchemasErrors];
+
+export type ListScimSchemasResponses = {
+    /**
+     * The schemas.
+     */
+    200: ScimListResponse;
+};
+
+export type ListScimSchemasResponse = ListScimSchemasResponses[keyof ListScimSchemasResponses];
+
+export type ListScimUsersData = {
+    body?: never;
+    path?: never;
+    query?: {
+        filter?: string;
+        startIndex?: number;
+        count?: number;
+        excludedAttributes?: string;
+        attributes?: string;
+    };
+    url: '/scim/v2/Users';
+};
+
+export type ListScimUsersErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ListScimUsersError = ListScimUsersErrors[keyof ListScimUsersErrors];
+
+export type ListScimUsersResponses = {
+    /**
+     * One page of users.
+     */
+    200: ScimListResponse;
+};
+
+export type ListScimUsersResponse = ListScimUsersResponses[keyof ListScimUsersResponses];
+
+export type CreateScimUserData = {
+    body: ScimUserInput;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/Users';
+};
+
+export type CreateScimUserErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type CreateScimUserError = CreateScimUserErrors[keyof CreateScimUserErrors];
+
+export type CreateScimUserResponses = {
+    /**
+     * The user.
+     */
+    201: ScimUser;
+};
+
+export type CreateScimUserResponse = CreateScimUserResponses[keyof CreateScimUserResponses];
+
+export type DeleteScimUserData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Users/{id}';
+};
+
+export type DeleteScimUserErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type DeleteScimUserError = DeleteScimUserErrors[keyof DeleteScimUserErrors];
+
+export type DeleteScimUserResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteScimUserResponse = DeleteScimUserResponses[keyof DeleteScimUserResponses];
+
+export type GetScimUserData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: {
+        excludedAttributes?: string;
+        attributes?: string;
+    };
+    url: '/scim/v2/Users/{id}';
+};
+
+export type GetScimUserErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type GetScimUserError = GetScimUserErrors[keyof GetScimUserErrors];
+
+export type GetScimUserResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimUser;
+};
+
+export type GetScimUserResponse = GetScimUserResponses[keyof GetScimUserResponses];
+
+export type UpdateScimUserData = {
+    body: ScimPatchRequest;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Users/{id}';
+};
+
+export type UpdateScimUserErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type UpdateScimUserError = UpdateScimUserErrors[keyof UpdateScimUserErrors];
+
+export type UpdateScimUserResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimUser;
+};
+
+export type UpdateScimUserResponse = UpdateScimUserResponses[keyof UpdateScimUserResponses];
+
+export type ReplaceScimUserData = {
+    body: ScimUserInput;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Users/{id}';
+};
+
+export type ReplaceScimUserErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ReplaceScimUserError = ReplaceScimUserErrors[keyof ReplaceScimUserErrors];
+
+export type ReplaceScimUserResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimUser;
+};
+
+export type ReplaceScimUserResponse = ReplaceScimUserResponses[keyof ReplaceScimUserResponses];
+
+export type ListScimGroupsData = {
+    body?: never;
+    path?: never;
+    query?: {
+        filter?: string;
+        startIndex?: number;
+        count?: number;
+        excludedAttributes?: string;
+        attributes?: string;
+    };
+    url: '/scim/v2/Groups';
+};
+
+export type ListScimGroupsErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ListScimGroupsError = ListScimGroupsErrors[keyof ListScimGroupsErrors];
+
+export type ListScimGroupsResponses = {
+    /**
+     * One page of groups.
+     */
+    200: ScimListResponse;
+};
+
+export type ListScimGroupsResponse = ListScimGroupsResponses[keyof ListScimGroupsResponses];
+
+export type CreateScimGroupData = {
+    body: ScimGroupInput;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/Groups';
+};
+
+export type CreateScimGroupErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type CreateScimGroupError = CreateScimGroupErrors[keyof CreateScimGroupErrors];
+
+export type CreateScimGroupResponses = {
+    /**
+     * The group.
+     */
+    201: ScimGroup;
+};
+
+export type CreateScimGroupResponse = CreateScimGroupResponses[keyof CreateScimGroupResponses];
+
+export type DeleteScimGroupData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Groups/{id}';
+};
+
+export type DeleteScimGroupErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type DeleteScimGroupError = DeleteScimGroupErrors[keyof DeleteScimGroupErrors];
+
+export type DeleteScimGroupResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteScimGroupResponse = DeleteScimGroupResponses[keyof DeleteScimGroupResponses];
+
+export type GetScimGroupData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: {
+        excludedAttributes?: string;
+        attributes?: string;
+    };
+    url: '/scim/v2/Groups/{id}';
+};
+
+export type GetScimGroupErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type GetScimGroupError = GetScimGroupErrors[keyof GetScimGroupErrors];
+
+export type GetScimGroupResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimGroup;
+};
+
+export type GetScimGroupResponse = GetScimGroupResponses[keyof GetScimGroupResponses];
+
+export type UpdateScimGroupData = {
+    body: ScimPatchRequest;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Groups/{id}';
+};
+
+export type UpdateScimGroupErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type UpdateScimGroupError = UpdateScimGroupErrors[keyof UpdateScimGroupErrors];
+
+export type UpdateScimGroupResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimGroup;
+};
+
+export type UpdateScimGroupResponse = UpdateScimGroupResponses[keyof UpdateScimGroupResponses];
+
+export type ReplaceScimGroupData = {
+    body: ScimGroupInput;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/scim/v2/Groups/{id}';
+};
+
+export type ReplaceScimGroupErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    409: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type ReplaceScimGroupError = ReplaceScimGroupErrors[keyof ReplaceScimGroupErrors];
+
+export type ReplaceScimGroupResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimGroup;
+};
+
+export type ReplaceScimGroupResponse = ReplaceScimGroupResponses[keyof ReplaceScimGroupResponses];

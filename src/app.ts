@@ -4,7 +4,7 @@
  *
  * helmet → request state (id, access line) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
- * from the contract) → rate limit of the operation's x-rate-limit counter (any spelling of /api
+ * from the contract) → SCIM token of a SCIM operation (recorded like the bearer token's) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
  * 404 / 405) → body (only for operations with a requestBody) → validation → a fair turn among callers → access (x-access)
  * → tenant entered and handler dispatched → typed reply. Every failure is an ApiError that the
@@ -32,6 +32,7 @@ import { requestStateStage } from './http/request-state';
 import type { AppServices } from './context/app-services';
 import { tenantHeaderStage } from './http/tenant-header';
 import { tokenStage } from './http/token';
+import { scimTokenStage } from './http/scim-token';
 import { createContractApi } from './http/openapi';
 import { validateStage } from './http/validate';
 import { expressTrustProxy } from './trust-proxy';
@@ -72,6 +73,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         consoleStage(createConsoleRouter(config)),
         tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)),
         matchStage(contract.router, operations),
+        scimTokenStage(services.db),
         ...(services.rateLimiter ? [services.rateLimiter.middleware] : []),
         gateStage(),
         bodyStage(),

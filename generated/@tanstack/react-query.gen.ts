@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimToken, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimSettings, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimTokens, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateScimSettings, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -1861,3 +1861,322 @@ export const getBoardOptions = (options: Options<GetBoardData>) => queryOptions<
     },
     queryKey: getBoardQueryKey(options)
 });
+
+export const getScimServiceProviderConfigQueryKey = (options?: Options<GetScimServiceProviderConfigData>) => createQueryKey('getScimServiceProviderConfig', options);
+
+/**
+ * SCIM service provider configuration
+ *
+ * What this SCIM service supports (RFC 7643 §5): PATCH, filter (at most 200 results), no bulk,
+ * no sort, no ETags; authentication by the tenant's SCIM bearer token (docs/directory-sync.md).
+ *
+ */
+export const getScimServiceProviderConfigOptions = (options?: Options<GetScimServiceProviderConfigData>) => queryOptions<GetScimServiceProviderConfigResponse, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, ReturnType<typeof getScimServiceProviderConfigQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimServiceProviderConfig({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimServiceProviderConfigQueryKey(options)
+});
+
+export const listScimResourceTypesQueryKey = (options?: Options<ListScimResourceTypesData>) => createQueryKey('listScimResourceTypes', options);
+
+/**
+ * SCIM resource types
+ *
+ * User and Group (RFC 7643 §6).
+ *
+ */
+export const listScimResourceTypesOptions = (options?: Options<ListScimResourceTypesData>) => queryOptions<ListScimResourceTypesResponse, ListScimResourceTypesError, ListScimResourceTypesResponse, ReturnType<typeof listScimResourceTypesQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listScimResourceTypes({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listScimResourceTypesQueryKey(options)
+});
+
+export const listScimSchemasQueryKey = (options?: Options<ListScimSchemasData>) => createQueryKey('listScimSchemas', options);
+
+/**
+ * SCIM schemas
+ *
+ * The User and Group schemas this service keeps (RFC 7643 §7).
+ *
+ */
+export const listScimSchemasOptions = (options?: Options<ListScimSchemasData>) => queryOptions<ListScimSchemasResponse, ListScimSchemasError, ListScimSchemasResponse, ReturnType<typeof listScimSchemasQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listScimSchemas({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listScimSchemasQueryKey(options)
+});
+
+export const listScimUsersQueryKey = (options?: Options<ListScimUsersData>) => createQueryKey('listScimUsers', options);
+
+/**
+ * List or find directory users
+ *
+ * Filters: `userName eq`, `externalId eq`, `emails.value eq`, `displayName eq`, `id eq`, joined by
+ * `and`/`or` (anything else: 400 `invalidFilter`). `startIndex` (1-based) and `count` (at most 200;
+ * more is read as 200) page the result, oldest first.
+ *
+ */
+export const listScimUsersOptions = (options?: Options<ListScimUsersData>) => queryOptions<ListScimUsersResponse, ListScimUsersError, ListScimUsersResponse, ReturnType<typeof listScimUsersQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listScimUsers({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listScimUsersQueryKey(options)
+});
+
+/**
+ * Create a directory user
+ *
+ * A member of the tenant, bound to a person at their first sign-in (docs/directory-sync.md).
+ * A taken `userName` (compared trimmed, NFKC, case-insensitively) is 409 `uniqueness`. At most
+ * 100 000 users per tenant. Event `member.provisioned`.
+ *
+ */
+export const createScimUserMutation = (options?: Partial<Options<CreateScimUserData>>): UseMutationOptions<CreateScimUserResponse, CreateScimUserError, Options<CreateScimUserData>> => {
+    const mutationOptions: UseMutationOptions<CreateScimUserResponse, CreateScimUserError, Options<CreateScimUserData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createScimUser({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a directory user
+ *
+ * The membership ends at once and the removal sticks (docs/security.md#a-removal-sticks). Event
+ * `member.removed`.
+ *
+ */
+export const deleteScimUserMutation = (options?: Partial<Options<DeleteScimUserData>>): UseMutationOptions<DeleteScimUserResponse, DeleteScimUserError, Options<DeleteScimUserData>> => {
+    const mutationOptions: UseMutationOptions<DeleteScimUserResponse, DeleteScimUserError, Options<DeleteScimUserData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deleteScimUser({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getScimUserQueryKey = (options: Options<GetScimUserData>) => createQueryKey('getScimUser', options);
+
+/**
+ * Get a directory user
+ *
+ * One user; an unknown id is 404.
+ *
+ */
+export const getScimUserOptions = (options: Options<GetScimUserData>) => queryOptions<GetScimUserResponse, GetScimUserError, GetScimUserResponse, ReturnType<typeof getScimUserQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimUser({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimUserQueryKey(options)
+});
+
+/**
+ * Patch a directory user
+ *
+ * RFC 7644 PATCH, with what Entra ID sends: capitalized ops, `active` as "True"/"False", an op
+ * without `path` whose value has dotted keys (`name.givenName`), `emails[type eq "work"].value`.
+ *
+ */
+export const updateScimUserMutation = (options?: Partial<Options<UpdateScimUserData>>): UseMutationOptions<UpdateScimUserResponse, UpdateScimUserError, Options<UpdateScimUserData>> => {
+    const mutationOptions: UseMutationOptions<UpdateScimUserResponse, UpdateScimUserError, Options<UpdateScimUserData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateScimUser({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Replace a directory user
+ *
+ * The whole user (Okta's update, and `active: false` to deactivate): attributes not sent are
+ * cleared. Events `member.updated`, `member.deactivated`, `member.reactivated`.
+ *
+ */
+export const replaceScimUserMutation = (options?: Partial<Options<ReplaceScimUserData>>): UseMutationOptions<ReplaceScimUserResponse, ReplaceScimUserError, Options<ReplaceScimUserData>> => {
+    const mutationOptions: UseMutationOptions<ReplaceScimUserResponse, ReplaceScimUserError, Options<ReplaceScimUserData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await replaceScimUser({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listScimGroupsQueryKey = (options?: Options<ListScimGroupsData>) => createQueryKey('listScimGroups', options);
+
+/**
+ * List or find directory groups
+ *
+ * Filters: `displayName eq`, `externalId eq`, `id eq`; `excludedAttributes=members` leaves the
+ * members out. Paging as for users.
+ *
+ */
+export const listScimGroupsOptions = (options?: Options<ListScimGroupsData>) => queryOptions<ListScimGroupsResponse, ListScimGroupsError, ListScimGroupsResponse, ReturnType<typeof listScimGroupsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listScimGroups({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listScimGroupsQueryKey(options)
+});
+
+/**
+ * Create a directory group
+ *
+ * At most 1 000 groups per tenant; a taken `displayName` is 409 `uniqueness`. Its members' roles
+ * follow `group_roles` (docs/directory-sync.md#groups-give-roles). Event `group.created`.
+ *
+ */
+export const createScimGroupMutation = (options?: Partial<Options<CreateScimGroupData>>): UseMutationOptions<CreateScimGroupResponse, CreateScimGroupError, Options<CreateScimGroupData>> => {
+    const mutationOptions: UseMutationOptions<CreateScimGroupResponse, CreateScimGroupError, Options<CreateScimGroupData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a directory group
+ *
+ * Its members' roles follow at once. Event `group.deleted`.
+ *
+ */
+export const deleteScimGroupMutation = (options?: Partial<Options<DeleteScimGroupData>>): UseMutationOptions<DeleteScimGroupResponse, DeleteScimGroupError, Options<DeleteScimGroupData>> => {
+    const mutationOptions: UseMutationOptions<DeleteScimGroupResponse, DeleteScimGroupError, Options<DeleteScimGroupData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deleteScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getScimGroupQueryKey = (options: Options<GetScimGroupData>) => createQueryKey('getScimGroup', options);
+
+/**
+ * Get a directory group
+ *
+ * One group with its members (unless `excludedAttributes=members`).
+ *
+ */
+export const getScimGroupOptions = (options: Options<GetScimGroupData>) => queryOptions<GetScimGroupResponse, GetScimGroupError, GetScimGroupResponse, ReturnType<typeof getScimGroupQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimGroup({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimGroupQueryKey(options)
+});
+
+/**
+ * Patch a directory group
+ *
+ * RFC 7644 PATCH: `displayName`, `externalId`, and `members` (add, remove by
+ * `members[value eq "<id>"]` or by value list, replace); at most 1 000 member operations per
+ * request. Event `group.updated`.
+ *
+ */
+export const updateScimGroupMutation = (options?: Partial<Options<UpdateScimGroupData>>): UseMutationOptions<UpdateScimGroupResponse, UpdateScimGroupError, Options<UpdateScimGroupData>> => {
+    const mutationOptions: UseMutationOptions<UpdateScimGroupResponse, UpdateScimGroupError, Options<UpdateScimGroupData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Replace a directory group
+ *
+ * The whole group, members included. Event `group.updated`.
+ *
+ */
+export const replaceScimGroupMutation = (options?: Partial<Options<ReplaceScimGroupData>>): UseMutationOptions<ReplaceScimGroupResponse, ReplaceScimGroupError, Options<ReplaceScimGroupData>> => {
+    const mutationOptions: UseMutationOptions<ReplaceScimGroupResponse, ReplaceScimGroupError, Options<ReplaceScimGroupData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await replaceScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};

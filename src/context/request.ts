@@ -67,3 +67,15 @@ export interface TenantContext extends EnteredTenant {
   /** The request's transaction, with app.tenant_id set: row-level security confines it to `tenant`. */
   readonly trx: Transaction;
 }
+
+/**
+ * Context of a SCIM operation (docs/directory-sync.md): the tenant its token names, the token's
+ * id (the actor of the directory's changes), and the tenant's open transaction.
+ */
+export interface ScimContext extends RequestContext {
+  readonly tenantId: string;
+  readonly tenantSlug: string;
+  readonly tokenId: string;
+  /** The request's transaction, with app.tenant_id set: row-level security confines it to the tenant. */
+  readonly trx: Transaction;
+}

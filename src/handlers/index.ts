@@ -17,6 +17,7 @@ import * as invitations from './invitations';
 import * as consoleSignIn from './console';
 import * as roles from './roles';
 import * as directory from './directory';
+import * as scim from './scim';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -34,4 +35,5 @@ export const handlers = defineOperationTable({
   ...consoleSignIn,
   ...roles,
   ...directory,
+  ...scim,
 });

@@ -31,9 +31,15 @@ import type {
   CreatePlatformRoleData,
   CreatePlatformRoleErrors,
   CreatePlatformRoleResponses,
+  CreateScimGroupData,
+  CreateScimGroupErrors,
+  CreateScimGroupResponses,
   CreateScimTokenData,
   CreateScimTokenErrors,
   CreateScimTokenResponses,
+  CreateScimUserData,
+  CreateScimUserErrors,
+  CreateScimUserResponses,
   CreateTenantData,
   CreateTenantErrors,
   CreateTenantResponses,
@@ -52,6 +58,12 @@ import type {
   DeletePlatformRoleData,
   DeletePlatformRoleErrors,
   DeletePlatformRoleResponses,
+  DeleteScimGroupData,
+  DeleteScimGroupErrors,
+  DeleteScimGroupResponses,
+  DeleteScimUserData,
+  DeleteScimUserErrors,
+  DeleteScimUserResponses,
   DeleteTenantData,
   DeleteTenantErrors,
   DeleteTenantResponses,
@@ -88,9 +100,18 @@ import type {
   GetRegistrationStatusData,
   GetRegistrationStatusErrors,
   GetRegistrationStatusResponses,
+  GetScimGroupData,
+  GetScimGroupErrors,
+  GetScimGroupResponses,
+  GetScimServiceProviderConfigData,
+  GetScimServiceProviderConfigErrors,
+  GetScimServiceProviderConfigResponses,
   GetScimSettingsData,
   GetScimSettingsErrors,
   GetScimSettingsResponses,
+  GetScimUserData,
+  GetScimUserErrors,
+  GetScimUserResponses,
   GetSetupStatusData,
   GetSetupStatusErrors,
   GetSetupStatusResponses,
@@ -136,9 +157,21 @@ import type {
   ListPlatformRolesData,
   ListPlatformRolesErrors,
   ListPlatformRolesResponses,
+  ListScimGroupsData,
+  ListScimGroupsErrors,
+  ListScimGroupsResponses,
+  ListScimResourceTypesData,
+  ListScimResourceTypesErrors,
+  ListScimResourceTypesResponses,
+  ListScimSchemasData,
+  ListScimSchemasErrors,
+  ListScimSchemasResponses,
   ListScimTokensData,
   ListScimTokensErrors,
   ListScimTokensResponses,
+  ListScimUsersData,
+  ListScimUsersErrors,
+  ListScimUsersResponses,
   ListTenantEventsData,
   ListTenantEventsErrors,
   ListTenantEventsResponses,
@@ -163,6 +196,12 @@ import type {
   RemoveMemberData,
   RemoveMemberErrors,
   RemoveMemberResponses,
+  ReplaceScimGroupData,
+  ReplaceScimGroupErrors,
+  ReplaceScimGroupResponses,
+  ReplaceScimUserData,
+  ReplaceScimUserErrors,
+  ReplaceScimUserResponses,
   ResendInvitationData,
   ResendInvitationErrors,
   ResendInvitationResponses,
@@ -187,9 +226,15 @@ import type {
   UpdatePlatformRoleData,
   UpdatePlatformRoleErrors,
   UpdatePlatformRoleResponses,
+  UpdateScimGroupData,
+  UpdateScimGroupErrors,
+  UpdateScimGroupResponses,
   UpdateScimSettingsData,
   UpdateScimSettingsErrors,
   UpdateScimSettingsResponses,
+  UpdateScimUserData,
+  UpdateScimUserErrors,
+  UpdateScimUserResponses,
   UpdateTenantData,
   UpdateTenantErrors,
   UpdateTenantResponses,
@@ -213,13 +258,17 @@ export interface OperationTypes {
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin' };
   createPermission: { data: CreatePermissionData; responses: CreatePermissionResponses; errors: CreatePermissionErrors; access: 'platformAdmin' };
   createPlatformRole: { data: CreatePlatformRoleData; responses: CreatePlatformRoleResponses; errors: CreatePlatformRoleErrors; access: 'platformAdmin' };
+  createScimGroup: { data: CreateScimGroupData; responses: CreateScimGroupResponses; errors: CreateScimGroupErrors; access: 'scimToken' };
   createScimToken: { data: CreateScimTokenData; responses: CreateScimTokenResponses; errors: CreateScimTokenErrors; access: 'tenantAdmin' };
+  createScimUser: { data: CreateScimUserData; responses: CreateScimUserResponses; errors: CreateScimUserErrors; access: 'scimToken' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin' };
   createTenantRole: { data: CreateTenantRoleData; responses: CreateTenantRoleResponses; errors: CreateTenantRoleErrors; access: 'tenantAdmin' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin' };
   decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember' };
   deletePermission: { data: DeletePermissionData; responses: DeletePermissionResponses; errors: DeletePermissionErrors; access: 'platformAdmin' };
   deletePlatformRole: { data: DeletePlatformRoleData; responses: DeletePlatformRoleResponses; errors: DeletePlatformRoleErrors; access: 'platformAdmin' };
+  deleteScimGroup: { data: DeleteScimGroupData; responses: DeleteScimGroupResponses; errors: DeleteScimGroupErrors; access: 'scimToken' };
+  deleteScimUser: { data: DeleteScimUserData; responses: DeleteScimUserResponses; errors: DeleteScimUserErrors; access: 'scimToken' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin' };
   deleteTenantRole: { data: DeleteTenantRoleData; responses: DeleteTenantRoleResponses; errors: DeleteTenantRoleErrors; access: 'tenantAdmin' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin' };
@@ -232,7 +281,10 @@ export interface OperationTypes {
   getPlatformRole: { data: GetPlatformRoleData; responses: GetPlatformRoleResponses; errors: GetPlatformRoleErrors; access: 'platformAdmin' };
   getReadiness: { data: GetReadinessData; responses: GetReadinessResponses; errors: GetReadinessErrors; access: 'public' };
   getRegistrationStatus: { data: GetRegistrationStatusData; responses: GetRegistrationStatusResponses; errors: GetRegistrationStatusErrors; access: 'caller' };
+  getScimGroup: { data: GetScimGroupData; responses: GetScimGroupResponses; errors: GetScimGroupErrors; access: 'scimToken' };
+  getScimServiceProviderConfig: { data: GetScimServiceProviderConfigData; responses: GetScimServiceProviderConfigResponses; errors: GetScimServiceProviderConfigErrors; access: 'scimToken' };
   getScimSettings: { data: GetScimSettingsData; responses: GetScimSettingsResponses; errors: GetScimSettingsErrors; access: 'tenantAdmin' };
+  getScimUser: { data: GetScimUserData; responses: GetScimUserResponses; errors: GetScimUserErrors; access: 'scimToken' };
   getSetupStatus: { data: GetSetupStatusData; responses: GetSetupStatusResponses; errors: GetSetupStatusErrors; access: 'platformAdmin' };
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin' };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin' };
@@ -248,7 +300,11 @@ export interface OperationTypes {
   listMyTenants: { data: ListMyTenantsData; responses: ListMyTenantsResponses; errors: ListMyTenantsErrors; access: 'caller' };
   listPermissions: { data: ListPermissionsData; responses: ListPermissionsResponses; errors: ListPermissionsErrors; access: 'platformAdmin' };
   listPlatformRoles: { data: ListPlatformRolesData; responses: ListPlatformRolesResponses; errors: ListPlatformRolesErrors; access: 'platformAdmin' };
+  listScimGroups: { data: ListScimGroupsData; responses: ListScimGroupsResponses; errors: ListScimGroupsErrors; access: 'scimToken' };
+  listScimResourceTypes: { data: ListScimResourceTypesData; responses: ListScimResourceTypesResponses; errors: ListScimResourceTypesErrors; access: 'scimToken' };
+  listScimSchemas: { data: ListScimSchemasData; responses: ListScimSchemasResponses; errors: ListScimSchemasErrors; access: 'scimToken' };
   listScimTokens: { data: ListScimTokensData; responses: ListScimTokensResponses; errors: ListScimTokensErrors; access: 'tenantAdmin' };
+  listScimUsers: { data: ListScimUsersData; responses: ListScimUsersResponses; errors: ListScimUsersErrors; access: 'scimToken' };
   listTenantEvents: { data: ListTenantEventsData; responses: ListTenantEventsResponses; errors: ListTenantEventsErrors; access: 'tenantAdmin' };
   listTenantRoles: { data: ListTenantRolesData; responses: ListTenantRolesResponses; errors: ListTenantRolesErrors; access: 'tenantAdmin' };
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin' };
@@ -257,6 +313,8 @@ export interface OperationTypes {
   reactivateTenant: { data: ReactivateTenantData; responses: ReactivateTenantResponses; errors: ReactivateTenantErrors; access: 'platformAdmin' };
   registerTenant: { data: RegisterTenantData; responses: RegisterTenantResponses; errors: RegisterTenantErrors; access: 'caller' };
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
+  replaceScimGroup: { data: ReplaceScimGroupData; responses: ReplaceScimGroupResponses; errors: ReplaceScimGroupErrors; access: 'scimToken' };
+  replaceScimUser: { data: ReplaceScimUserData; responses: ReplaceScimUserResponses; errors: ReplaceScimUserErrors; access: 'scimToken' };
   resendInvitation: { data: ResendInvitationData; responses: ResendInvitationResponses; errors: ResendInvitationErrors; access: 'tenantAdmin' };
   revokeInvitation: { data: RevokeInvitationData; responses: RevokeInvitationResponses; errors: RevokeInvitationErrors; access: 'tenantAdmin' };
   revokeScimToken: { data: RevokeScimTokenData; responses: RevokeScimTokenResponses; errors: RevokeScimTokenErrors; access: 'tenantAdmin' };
@@ -265,7 +323,9 @@ export interface OperationTypes {
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin' };
+  updateScimGroup: { data: UpdateScimGroupData; responses: UpdateScimGroupResponses; errors: UpdateScimGroupErrors; access: 'scimToken' };
   updateScimSettings: { data: UpdateScimSettingsData; responses: UpdateScimSettingsResponses; errors: UpdateScimSettingsErrors; access: 'tenantAdmin' };
+  updateScimUser: { data: UpdateScimUserData; responses: UpdateScimUserResponses; errors: UpdateScimUserErrors; access: 'scimToken' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateTenantRole: { data: UpdateTenantRoleData; responses: UpdateTenantRoleResponses; errors: UpdateTenantRoleErrors; access: 'tenantAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };

@@ -5,7 +5,7 @@
  * extra handler, a handler typed for another operation, or a handler whose context does not fit
  * the operation's access level fails `npm run typecheck` (test/types/operation-table.fixture.ts).
  */
-import type { AuthenticatedContext, EnteredTenant, RequestContext, TenantContext } from '../context/request';
+import type { AuthenticatedContext, EnteredTenant, RequestContext, ScimContext, TenantContext } from '../context/request';
 import type { HandlerInput, HandlerOf, Reply } from '../http/handler-contract';
 import type { OperationTypes } from './operations.gen';
 
@@ -22,7 +22,9 @@ export type HandlerFor<K extends OperationId> = AccessOf<K> extends 'public'
   ? HandlerOf<'public', RequestContext, InputOf<K>, ReplyOf<K>>
   : AccessOf<K> extends 'caller' | 'platformAdmin'
     ? HandlerOf<'caller', AuthenticatedContext, InputOf<K>, ReplyOf<K>>
-    : HandlerOf<'tenant', TenantContext, InputOf<K>, ReplyOf<K>> | HandlerOf<'tenantRead', EnteredTenant, InputOf<K>, ReplyOf<K>>;
+    : AccessOf<K> extends 'scimToken'
+      ? HandlerOf<'scim', ScimContext, InputOf<K>, ReplyOf<K>>
+      : HandlerOf<'tenant', TenantContext, InputOf<K>, ReplyOf<K>> | HandlerOf<'tenantRead', EnteredTenant, InputOf<K>, ReplyOf<K>>;
 
 /** The operation table: exactly one handler per operationId of openapi.yaml. */
 export type OperationTable = { readonly [K in OperationId]: HandlerFor<K> };
@@ -56,4 +58,9 @@ export function tenantScoped<I, R>(fn: (ctx: TenantContext, input: I) => Promise
  */
 export function tenantRead<I, R>(fn: (ctx: EnteredTenant, input: I) => Promise<R>): HandlerOf<'tenantRead', EnteredTenant, I, R> {
   return { kind: 'tenantRead', run: fn };
+}
+
+/** A SCIM operation (x-access scimToken): run inside the transaction of the tenant its token names. */
+export function scimOperation<I, R>(fn: (ctx: ScimContext, input: I) => Promise<R>): HandlerOf<'scim', ScimContext, I, R> {
+  return { kind: 'scim', run: fn };
 }

@@ -24,6 +24,8 @@ export function accessStage(): RequestHandler {
     const state = stateOf(req);
     const op = state.operation!;
     if (op.access === 'public') return next();
+    // The SCIM token stage found the token (a refusal was raised by the gate already).
+    if (op.access === 'scimToken') return next(state.scim ? undefined : new ApiError('unauthorized', 'A valid SCIM token is required.'));
     if (!state.caller) return next(new ApiError('unauthorized', 'A valid bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer realm="tenant-service"' }));
     if (op.access === 'platformAdmin' && !state.caller.isPlatformAdmin) {
       return next(new ApiError('forbidden', `Only platform admins may call ${op.method} ${op.path}.${IGNORED_ADMIN_ROLE[state.caller.adminRoleIgnored ?? 'none']}`));

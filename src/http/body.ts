@@ -86,7 +86,8 @@ function charsetProblem(req: Request): ApiError | null {
 }
 
 export function bodyStage(): RequestHandler {
-  const json = express.json({ limit: BODY_LIMIT, strict: false, type: 'application/json', verify });
+  // The media type was checked against the operation's requestBody before the parser runs.
+  const json = express.json({ limit: BODY_LIMIT, strict: false, type: () => true, verify });
   return (req: Request, res: Response, next: NextFunction) => {
     const op = stateOf(req).operation!;
     if (!hasBody(req)) return next();
@@ -101,7 +102,8 @@ export function bodyStage(): RequestHandler {
       if (req.is(STREAMED_BODY_TYPE) !== STREAMED_BODY_TYPE) return next(new ApiError('unsupportedMediaType', `${op.method} ${op.path} takes ${STREAMED_BODY_TYPE}.`));
       return next();
     }
-    const isJson = req.is('application/json') === 'application/json';
+    // The JSON media types the operation declares (SCIM operations take application/scim+json too).
+    const isJson = typeof req.is(op.bodyTypes.length > 0 ? [...op.bodyTypes] : ['application/json']) === 'string';
     if (!op.takesBody) {
       if (!isJson) return next(new ApiError('unsupportedMediaType', NOT_JSON));
       return next(new ApiError('badRequest', `${op.method} ${op.path} takes no request body.`));

@@ -6,7 +6,7 @@
  */
 import { loadOpenApiDocument } from '../openapi-document';
 
-export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin', 'tenantPlatformAdmin'] as const;
+export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin', 'tenantPlatformAdmin', 'scimToken'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
 
 /** One rate-limit counter: every operation naming it shares its count per caller. */
@@ -17,9 +17,10 @@ export interface RateLimitCounter {
   /**
    * `caller` (default): per verified caller, per client address without one. `address`: per
    * client address always, for operations whose body is the credential (a caller's own token
-   * must not buy a guesser a fresh count).
+   * must not buy a guesser a fresh count). `scimToken`: per SCIM token (per address without a
+   * valid one), for the directory operations (docs/directory-sync.md).
    */
-  readonly per: 'caller' | 'address';
+  readonly per: 'caller' | 'address' | 'scimToken';
 }
 
 export interface ContractOperation {
@@ -48,6 +49,13 @@ export interface ContractOperation {
    * as a string and is read as a list of one before validation.
    */
   readonly arrayQueryParams: readonly string[];
+  /**
+   * `x-error-format`: `scim` answers every failure of the operation as a SCIM error
+   * (src/http/scim-error.ts); `service` (default) as the service's Error body.
+   */
+  readonly errorFormat: 'service' | 'scim';
+  /** The JSON media types the requestBody declares (`application/json`, `application/scim+json`). */
+  readonly bodyTypes: readonly string[];
 }
 
 /** The inline query parameters of an operation whose schema is an array. */
@@ -80,7 +88,7 @@ function readRateLimit(where: string, raw: unknown): RateLimitCounter {
   if (!r || typeof r.counter !== 'string' || !Number.isInteger(r.limit) || (r.limit as number) < 1 || (r.window !== 'minute' && r.window !== 'hour')) {
     throw new Error(`openapi.yaml: ${where} needs x-rate-limit {counter, limit, window: minute|hour}`);
   }
-  if (r.per !== undefined && r.per !== 'caller' && r.per !== 'address') throw new Error(`openapi.yaml: ${where} x-rate-limit per must be caller or address`);
+  if (r.per !== undefined && r.per !== 'caller' && r.per !== 'address' && r.per !== 'scimToken') throw new Error(`openapi.yaml: ${where} x-rate-limit per must be caller, address or scimToken`);
   return Object.freeze({ counter: r.counter, limit: r.limit as number, window: r.window, per: r.per ?? 'caller' });
 }
 
@@ -118,7 +126,8 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
       const access = op['x-access'];
       if (!ACCESS_LEVELS.includes(access as AccessLevel)) throw new Error(`openapi.yaml: ${where} needs x-access (${ACCESS_LEVELS.join(' | ')})`);
       let rateLimit: RateLimitCounter | null = null;
-      if (isApiPath(path)) {
+      // SCIM operations live at /scim/v2 (where directories expect them) and count per token.
+      if (isApiPath(path) || access === 'scimToken') {
         rateLimit = readRateLimit(where, op['x-rate-limit']);
         const seen = counters.get(rateLimit.counter);
         if (seen && (seen.limit !== rateLimit.limit || seen.window !== rateLimit.window || seen.per !== rateLimit.per)) {
@@ -130,6 +139,10 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
       }
       const forwardedMethods = readForwardedMethods(where, op['x-forwarded-methods'], op.requestBody !== undefined);
       const streamedBody = readStreamedBody(where, op.requestBody);
+      const errorFormat = op['x-error-format'] ?? 'service';
+      if (errorFormat !== 'service' && errorFormat !== 'scim') throw new Error(`openapi.yaml: ${where} x-error-format must be service or scim`);
+      const content = (op.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {};
+      const bodyTypes = Object.freeze(Object.keys(content).filter((t) => t !== STREAMED_BODY_TYPE));
       ops.push(
         Object.freeze({
           operationId: op.operationId,
@@ -141,6 +154,8 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
           streamedBody,
           forwardedMethods,
           arrayQueryParams: readArrayQueryParams(op),
+          errorFormat,
+          bodyTypes,
         }),
       );
     }

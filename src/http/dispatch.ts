@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { AnyHandler, HandlerInput, Reply } from './handler-contract';
 import { enterTenant } from '../tenancy/enter';
+import { runScim } from './scim-dispatch';
 import { observeTenantResolution } from './metrics';
 import type { AuthenticatedContext, RequestContext } from '../context/request';
 import type { ContractOperation } from './contract';
@@ -22,6 +23,7 @@ const KINDS_FOR_ACCESS: Record<ContractOperation['access'], ReadonlyArray<AnyHan
   tenantMember: ['tenant', 'tenantRead'],
   tenantAdmin: ['tenant', 'tenantRead'],
   tenantPlatformAdmin: ['tenant', 'tenantRead'],
+  scimToken: ['scim'],
 };
 
 /** Boot check (the types already say so): one handler per operation, of a kind its access level fits. */
@@ -68,6 +70,8 @@ async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerConte
     case 'public':
     case 'caller':
       return call(ctx, input);
+    case 'scim':
+      return runScim(ctx, stateOf(req).scim, (sctx) => call(sctx, input));
     case 'tenantRead':
     case 'tenant': {
       if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin' && op.access !== 'tenantPlatformAdmin') {

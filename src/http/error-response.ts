@@ -10,6 +10,7 @@ import { ApiError, mapDatabaseError } from '../errors';
 import { BODY_LIMIT, bodyScanError } from './body';
 import { DECISION_PATH, decisionRefusal } from './decision';
 import { maybeStateOf } from './request-state';
+import { sendScimError } from './scim-error';
 
 /** body-parser's errors, the body scan's refusals, then database errors. */
 export function toApiError(err: unknown): ApiError | null {
@@ -75,6 +76,8 @@ export function errorStage(rootLogger: Logger) {
     // instead of reading (up to 1 MiB of) a body nobody will use.
     if (!req.complete && hasUnreadBody(req)) res.setHeader('Connection', 'close');
     if (e.kind === 'unauthorized' && !res.getHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="tenant-service"');
+    // Declared per operation (x-error-format): a SCIM operation answers SCIM errors.
+    if (state?.operation?.errorFormat === 'scim') return sendScimError(res, e, requestId);
     res.json(e.toBody(requestId));
   };
 }

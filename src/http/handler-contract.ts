@@ -37,9 +37,10 @@ export type Reply<R> = {
 /**
  * How the pipeline runs a handler: `public` and `caller` get a RequestContext /
  * AuthenticatedContext; `tenant` runs inside the tenant's transaction; `tenantRead` gets the
- * entered tenant from one statement (no transaction is left open for it).
+ * entered tenant from one statement (no transaction is left open for it); `scim` runs inside the
+ * transaction of the tenant its SCIM token names.
  */
-export type HandlerKind = 'public' | 'caller' | 'tenant' | 'tenantRead';
+export type HandlerKind = 'public' | 'caller' | 'tenant' | 'tenantRead' | 'scim';
 
 export interface HandlerOf<Kind extends HandlerKind, C, I, R> {
   readonly kind: Kind;

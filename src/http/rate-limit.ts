@@ -38,7 +38,7 @@ export interface RateLimitRule {
   readonly limit: number;
   readonly window: 'minute' | 'hour';
   /** Whom it counts: the verified caller (else the address), or always the client address. */
-  readonly per: 'caller' | 'address';
+  readonly per: 'caller' | 'address' | 'scimToken';
   /** What the 429's detail says the counter covers, e.g. `GET /api/setup/*`. */
   readonly scope: string;
 }
@@ -104,6 +104,7 @@ const RECONNECT_MAX_DELAY_MS = 3_000;
 /** The counter key: the verified caller (issuer + subject), else (or for `per: address` counters) the client address. */
 function keyFor(req: Request, per: RateLimitRule['per'] = 'caller'): string {
   const state = stateOf(req);
+  if (per === 'scimToken' && state.scim) return `scim:${state.scim.tokenId}`;
   if (state.caller && per === 'caller') return `caller:${JSON.stringify([state.caller.issuer, state.caller.subject])}`;
   // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
   const ip = state.clientIp(req);
@@ -393,7 +394,8 @@ export async function createRateLimiter(
         handler: (req: Request, res: Response, next: NextFunction) => {
           const info = (req as AugmentedRequest).rateLimit;
           const retryAfter = Number(res.getHeader('Retry-After') ?? Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
-          const per = stateOf(req).caller && rule.per === 'caller' ? 'per caller' : 'per client address';
+          const st = stateOf(req);
+          const per = st.caller && rule.per === 'caller' ? 'per caller' : st.scim && rule.per === 'scimToken' ? 'per SCIM token' : 'per client address';
           next(
             new ApiError(
               'rateLimited',

@@ -15,6 +15,8 @@ import type { ValidatedInput } from './validate';
 export class RequestState {
   /** Verified caller; null until the token stage verified one (or on unauthenticated paths). */
   caller: Caller | null = null;
+  /** The SCIM token of a SCIM operation (./scim-token.ts): its tenant and id; null otherwise. */
+  scim: { readonly tenantId: string; readonly tokenId: string } | null = null;
   /** Why the token was refused; raised after the request has been counted. */
   authError: unknown = null;
   /** The matched operation; null for a path that matches none. */

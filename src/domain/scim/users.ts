@@ -1,0 +1,149 @@
+/**
+ * Directory users through SCIM (docs/directory-sync.md#directory-users-are-members): members of
+ * the tenant from the directory, bound to a person at their first sign-in. Deactivation and
+ * deletion take effect at the member's very next request: they write rows whose triggers notify
+ * the decision facts, in the same transaction as their event.
+ */
+import {
+  countDirectoryUsers,
+  deleteDirectoryUserRow,
+  groupsOfUsers,
+  insertDirectoryUser,
+  lockDirectory,
+  pageDirectoryUsers,
+  selectDirectoryUser,
+  updateDirectoryUser,
+  userNameTaken,
+  type DirectoryUserFields,
+  type DirectoryUserRow,
+} from '../../db/queries/directory-users';
+import { markRemoved } from '../../db/queries/member-removals';
+import { deleteMember, lockMemberForDelete } from '../../db/queries/members';
+import type { Transaction } from '../../db/tenant-scope';
+import { recordEvent, type EventOrigin } from '../events';
+import { revokeInvitationsSentBy } from '../invitations';
+import { ScimError } from './errors';
+import { userFilter } from './filter';
+import { applyPatch, readPatch } from './patch';
+import { attributeList, listResponse, paging, project, readUser, toScimUser } from './resources';
+
+/** Directory users per tenant, at most. */
+export const MAX_DIRECTORY_USERS = 100_000;
+/** A list page holds at most this many resources. */
+export const MAX_PAGE = 200;
+
+export interface ScimScope {
+  readonly trx: Transaction;
+  readonly origin: EventOrigin;
+  readonly tenantId: string;
+  /** `<base URL>/scim/v2`, for `meta.location`. */
+  readonly base: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function notFound(id: string): ScimError {
+  return new ScimError('notFound', `No user '${id.slice(0, 100)}' in this directory.`);
+}
+
+async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryUserRow> {
+  const row = UUID.test(id) ? await selectDirectoryUser(s.trx, s.tenantId, id, forUpdate) : null;
+  if (!row) throw notFound(id);
+  return row;
+}
+
+function eventData(r: DirectoryUserRow): Record<string, unknown> {
+  return { member: { directory_user_id: r.id, user_id: r.user_id, user_name: r.user_name, external_id: r.external_id, display_name: r.display_name, active: r.active } };
+}
+
+async function withGroups(s: ScimScope, r: DirectoryUserRow): Promise<Record<string, unknown>> {
+  return toScimUser(r, s.base, (await groupsOfUsers(s.trx, s.tenantId, [r.id])).get(r.id) ?? []);
+}
+
+async function assertUserNameFree(s: ScimScope, f: DirectoryUserFields, exceptId: string | null): Promise<void> {
+  if (await userNameTaken(s.trx, s.tenantId, f.user_name_key, exceptId)) throw new ScimError('conflict', `userName '${f.user_name.slice(0, 100)}' is taken in this directory.`, 'uniqueness');
+}
+
+export async function listUsers(s: ScimScope, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+  const where = userFilter(q.filter);
+  const page = paging(q.startIndex, q.count, MAX_PAGE);
+  const { rows, total } = page.limit === 0 ? { rows: [], total: (await pageDirectoryUsers(s.trx, s.tenantId, where, 0, 1)).total } : await pageDirectoryUsers(s.trx, s.tenantId, where, page.offset, page.limit);
+  const attributes = attributeList(q.attributes);
+  const excluded = attributeList(q.excludedAttributes);
+  const wantGroups = attributes.size > 0 ? attributes.has('groups') : !excluded.has('groups');
+  const groups = wantGroups ? await groupsOfUsers(s.trx, s.tenantId, rows.map((r) => r.id)) : null;
+  return listResponse(
+    rows.map((r) => project(toScimUser(r, s.base, groups ? (groups.get(r.id) ?? []) : undefined), attributes, excluded)),
+    total,
+    page.startIndex,
+  );
+}
+
+export async function getUser(s: ScimScope, id: string, q: { attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+  return project(await withGroups(s, await found(s, id, false)), attributeList(q.attributes), attributeList(q.excludedAttributes));
+}
+
+/** Creates a directory user: 409 `uniqueness` for a taken userName. Event `member.provisioned`. */
+export async function createUser(s: ScimScope, body: unknown): Promise<Record<string, unknown>> {
+  const f = readUser(body);
+  await lockDirectory(s.trx, s.tenantId);
+  if ((await countDirectoryUsers(s.trx, s.tenantId)) >= MAX_DIRECTORY_USERS) throw new ScimError('conflict', `The directory already holds ${MAX_DIRECTORY_USERS} users, the limit.`, null);
+  await assertUserNameFree(s, f, null);
+  const row = await insertDirectoryUser(s.trx, s.tenantId, f);
+  await recordEvent(s.trx, s.origin, { action: 'member.provisioned', tenantId: s.tenantId, target: { type: 'directory_user', id: row.id }, data: { ...eventData(row), source: 'directory' } });
+  return withGroups(s, row);
+}
+
+/** Writes the new fields and records what changed: updated, and deactivated or reactivated. */
+async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFields): Promise<DirectoryUserRow> {
+  if (f.user_name_key !== before.user_name_key) await assertUserNameFree(s, f, before.id);
+  const after = await updateDirectoryUser(s.trx, s.tenantId, before.id, f);
+  const target = { type: 'directory_user', id: after.id };
+  const changed = ['user_name', 'external_id', 'display_name', 'name', 'emails'].filter((k) => JSON.stringify(before[k as keyof DirectoryUserRow]) !== JSON.stringify(after[k as keyof DirectoryUserRow]));
+  if (changed.length) await recordEvent(s.trx, s.origin, { action: 'member.updated', tenantId: s.tenantId, target, data: { ...eventData(after), changed } });
+  if (before.active !== after.active) {
+    await recordEvent(s.trx, s.origin, { action: after.active ? 'member.reactivated' : 'member.deactivated', tenantId: s.tenantId, target, data: eventData(after) });
+  }
+  return after;
+}
+
+/** PUT: the whole user (attributes not sent are cleared); `active: false` deactivates. */
+export async function replaceUser(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
+  const f = readUser(body);
+  const before = await found(s, id, true);
+  return withGroups(s, await write(s, before, f));
+}
+
+/** PATCH, through scim-patch on the user as SCIM shows it, then read back like a PUT. */
+export async function patchUser(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
+  const ops = readPatch(body);
+  const before = await found(s, id, true);
+  const patched = applyPatch(toScimUser(before, s.base), ops);
+  return withGroups(s, await write(s, before, readUser(patched)));
+}
+
+/**
+ * DELETE: the directory user goes, and with it the membership it is bound to; the removal
+ * sticks (a claim or linked id never makes the person a member again). The directory is the
+ * source of truth for its people: the last-admin rule does not hold it back. Event `member.removed`.
+ */
+export async function deleteUser(s: ScimScope, id: string): Promise<void> {
+  const row = await found(s, id, true);
+  let member: { issuer: string; subject: string } | null = null;
+  if (row.user_id) {
+    const locked = await lockMemberForDelete(s.trx, s.tenantId, row.user_id);
+    if (locked) {
+      member = { issuer: locked.issuer, subject: locked.subject };
+      await revokeInvitationsSentBy(s.trx, s.origin, s.tenantId, locked.id);
+      await deleteMember(s.trx, s.tenantId, locked.id);
+      await markRemoved(s.trx, s.tenantId, member, 'deprovisioned');
+    }
+  }
+  await deleteDirectoryUserRow(s.trx, s.tenantId, row.id);
+  await recordEvent(s.trx, s.origin, {
+    action: 'member.removed',
+    tenantId: s.tenantId,
+    target: { type: 'directory_user', id: row.id },
+    data: { ...eventData(row), ...(member ? { issuer: member.issuer, subject: member.subject } : {}), source: 'directory' },
+  });
+}

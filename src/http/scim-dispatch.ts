@@ -1,0 +1,48 @@
+/**
+ * How a SCIM operation's handler runs: inside the transaction of the tenant its token names
+ * (row-level security confines it there), after checking in that transaction that the token
+ * still exists and the tenant is active (docs/directory-sync.md).
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import type { AppServices } from '../context/app-services';
+import type { Caller } from '../context/claims';
+import type { RequestContext, ScimContext } from '../context/request';
+import { withTenant, type Transaction } from '../db/tenant-scope';
+import { enterScimTenant } from '../domain/scim/token';
+import { ApiError } from '../errors';
+
+class InScimTenant implements ScimContext {
+  readonly requestId: string;
+  readonly ip: string | null;
+  readonly config: Config;
+  readonly services: AppServices;
+  readonly caller: Caller | null = null;
+  private child: Logger | null = null;
+
+  constructor(
+    ctx: RequestContext,
+    readonly tenantId: string,
+    readonly tenantSlug: string,
+    readonly tokenId: string,
+    readonly trx: Transaction,
+  ) {
+    this.requestId = ctx.requestId;
+    this.ip = ctx.ip;
+    this.config = ctx.config;
+    this.services = ctx.services;
+  }
+
+  get log(): Logger {
+    this.child ??= this.services.logger.child({ request_id: this.requestId, tenant_id: this.tenantId, scim_token_id: this.tokenId });
+    return this.child;
+  }
+}
+
+export async function runScim<T>(ctx: RequestContext, scim: { tenantId: string; tokenId: string } | null, run: (sctx: ScimContext) => Promise<T>): Promise<T> {
+  if (!scim) throw new ApiError('unauthorized', 'A valid SCIM token is required.');
+  return withTenant(ctx.services.db, scim.tenantId, async (trx) => {
+    const { slug } = await enterScimTenant(trx, scim.tenantId, scim.tokenId);
+    return run(new InScimTenant(ctx, scim.tenantId, slug, scim.tokenId, trx));
+  });
+}
