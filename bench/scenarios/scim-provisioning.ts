@@ -31,7 +31,9 @@ interface Answer {
 
 function send(agent: http.Agent, port: number, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const h = payload === undefined ? headers : { ...headers, 'Content-Type': SCIM_JSON, 'Content-Length': String(Buffer.byteLength(payload)) };
+  // SCIM bodies as directories send them; the service's own API takes application/json.
+  const type = path.startsWith('/scim/') ? SCIM_JSON : 'application/json';
+  const h = payload === undefined ? headers : { ...headers, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(payload)) };
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, headers: h, agent }, (res) => {
