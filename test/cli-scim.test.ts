@@ -50,6 +50,12 @@ it('mints a token shown once, lists it without the secret, maps groups to roles 
   expect(listTable).toMatch(new RegExp(`^${created.token_id}\\s+Entra ID production\\s+\\S+\\s+never$`, 'm'));
   expect(listTable).toContain('2 tokens');
   expect(json<ScimSettings>(await tenantctl(['scim', 'settings', 'get', ...scope, '--format', 'json'])).enabled).toBe(true);
+  // A directory's request with the token: the list says when it was used.
+  const used = await fetch(`${cli.baseUrl}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${created.token}` } });
+  expect(used.status).toBe(200);
+  const afterUse = json<{ tokens: ScimToken[] }>(await tenantctl(['scim', 'tokens', 'list', ...scope, '--format', 'json'])).tokens;
+  expect(afterUse.find((t) => t.token_id === created.token_id)!.last_used_at).toEqual(expect.any(String));
+  expect(afterUse.find((t) => t.token_id === second)!.last_used_at).toBeNull();
 
   // The group's display name may hold '=': the last one separates the role key.
   const set = await tenantctl(['scim', 'settings', 'set', '--group-role', 'R&D = Labs=admin', '--group-role', 'All staff=member', '--external-id-claim', 'oid', ...scope, '--format', 'json']);
@@ -78,6 +84,8 @@ it('mints a token shown once, lists it without the secret, maps groups to roles 
   expect(json(revoked)).toEqual({ token_id: created.token_id, revoked: true });
   const again = await tenantctl(['scim', 'tokens', 'revoke', created.token_id, ...scope]);
   expect(again).toMatchObject({ code: 1, stdout: '' });
+  // Revoked: the directory is refused at once.
+  expect((await fetch(`${cli.baseUrl}/scim/v2/Users?count=1`, { headers: { Authorization: `Bearer ${created.token}` } })).status).toBe(401);
   expect((await tenantctl(['scim', 'tokens', 'revoke', second.toUpperCase(), ...scope])).code).toBe(0);
   expect(json<{ tokens: ScimToken[] }>(await tenantctl(['scim', 'tokens', 'list', ...scope, '--format', 'json'])).tokens).toEqual([]);
   expect(json<ScimSettings>(await tenantctl(['scim', 'settings', ...scope, '--format', 'json'])).enabled).toBe(false);

@@ -28,6 +28,11 @@ async function settingsOf(token: string, slug: string): Promise<{ enabled: boole
   return (await res.json()) as never;
 }
 
+/** A directory's first request with `secret`. */
+function scim(secret: string): Promise<Response> {
+  return fetch(`${h.base}/scim/v2/ServiceProviderConfig`, { headers: { Authorization: `Bearer ${secret}` } });
+}
+
 browserTest(
   'a tenant admin mints a token shown once, copies it and the base URL, maps groups to roles in order, and revokes the token',
   async () => {
@@ -72,6 +77,8 @@ browserTest(
     await once.getByRole('button', { name: 'I have stored the token' }).click();
     await once.waitFor({ state: 'detached' });
     expect(await page.content()).not.toContain(secret);
+    // The directory uses it: the list says when, after a reload.
+    expect((await scim(secret)).status).toBe(200);
 
     // The mapping: two groups, the second moved first, the tenant's own role chosen.
     await main.getByText('No mapping: every directory member is a member.').waitFor();
@@ -114,6 +121,7 @@ browserTest(
     expect(await page.getByLabel('Group 2', { exact: true }).inputValue()).toBe('Engineering');
     expect(await page.getByLabel('External ID claim').inputValue()).toBe('oid');
     expect(await page.content()).not.toContain(secret);
+    expect(await row.getByRole('cell').nth(2).locator('time').count()).toBe(1);
 
     // Revoking the last token turns sync off, after a confirmation that says so.
     await row.getByRole('button', { name: 'Revoke Okta production' }).click();
@@ -125,6 +133,9 @@ browserTest(
     await main.getByText('No token yet: directory sync is off.').waitFor();
     await main.getByText('Directory sync is off', { exact: true }).waitFor();
     expect((await settingsOf(token, tenant.slug)).enabled).toBe(false);
+    const refused = await scim(secret);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { schemas: string[] }).schemas).toEqual(['urn:ietf:params:scim:api:messages:2.0:Error']);
 
     expect(tab.problems).toEqual([]);
     await tab.close();
