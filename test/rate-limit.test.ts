@@ -39,7 +39,7 @@ describe('the table', () => {
   it('is read from x-rate-limit: every /api operation counts against its declared counter', () => {
     for (const op of OPERATIONS) {
       const rule = ruleFor(op, op.path, RULES);
-      if (op.path.startsWith('/api/')) {
+      if (op.path.startsWith('/api/') || op.access === 'scimToken') {
         expect(rule).toMatchObject({ name: op.rateLimit!.counter, limit: op.rateLimit!.limit, window: op.rateLimit!.window });
       } else {
         expect(rule).toBeNull();
@@ -72,6 +72,8 @@ describe('the table', () => {
         // Console sign-in links: making a code (per caller) and exchanging one (per address: the code is the credential).
         ['console-code', 30, 'minute', 'POST /api/console/codes'],
         ['console-session', 10, 'minute', 'POST /api/console/sessions'],
+        // docs/directory-sync.md: SCIM, per SCIM token.
+        ['scim', 1200, 'minute', 'GET/POST/PUT/DELETE/PATCH /scim/v2/*'],
       ].sort(),
     );
   });

@@ -36,6 +36,10 @@ export interface TenantFacts {
   readonly rolePermissions: Readonly<Record<RoleKey, readonly string[]>>;
   /** Why the caller, not a member, stopped being one here (a mark no claim overrides); null when never removed or since brought back. */
   readonly removal?: RemovalReason | null;
+  /** True while the tenant has a SCIM token: it never provisions from claims or linked ids (docs/directory-sync.md). */
+  readonly directoryManaged?: boolean;
+  /** The caller's membership's directory user is inactive (false); null or absent when not the directory's. */
+  readonly directoryActive?: boolean | null;
 }
 
 /** Removed by an admin, left, or deprovisioned by a directory. */
@@ -53,6 +57,8 @@ export type EntryRequest = Extract<TenantRequest, { kind: 'tenant' } | { kind: '
 export interface EntryCaller {
   readonly issuer: string;
   readonly isPlatformAdmin: boolean;
+  /** The token carries what can bind it to a directory user: a verified email, or the tenant's external id claim. */
+  readonly canBindDirectoryUser?: boolean;
   /** The role keys the token's role claim names (`tokenRole`); null when no role claim is configured. */
   readonly tokenRole?: readonly RoleKey[] | null;
 }
@@ -97,6 +103,11 @@ export type EntryDecision =
       readonly kind: 'enter';
       readonly source: TenantSource;
       readonly provision: boolean;
+      /**
+       * A first use on a directory-managed tenant: bind the caller to the directory user their
+       * verified email or external id names (refused when there is none).
+       */
+      readonly bind?: boolean;
       readonly role: RoleKey | null;
       /** The permissions of the role the caller acts with (empty for a platform admin who is not a member). */
       readonly permissions: readonly string[];
@@ -150,8 +161,22 @@ export function statusRefusal(slug: string, status: TenantStatus): ApiError | nu
   }
 }
 
+/**
+ * True when the tenant trusts the token's issuer to bind directory users
+ * (docs/directory-sync.md#directory-users-are-members): its `claims_issuer` or an identity
+ * link's issuer; with neither, any issuer the service accepts.
+ */
+export function trustsIssuerForDirectory(facts: Pick<TenantFacts, 'claimsIssuer' | 'links'>, issuer: string): boolean {
+  if (facts.claimsIssuer === null && facts.links.length === 0) return true;
+  return facts.claimsIssuer === issuer || facts.links.some((l) => l.issuer === issuer);
+}
+
+const DIRECTORY_MANAGED = ' Its members come from its directory (SCIM), invitations and platform admins.';
+
 /** Why a caller who is not a member may not be made one (empty when no reason beyond that). */
 function provisionRefusal(request: EntryRequest, facts: TenantFacts, caller: EntryCaller): string | null {
+  // A directory-managed tenant never provisions from claims or linked ids.
+  if (facts.directoryManaged) return DIRECTORY_MANAGED;
   if (request.kind === 'default') return null;
   if (request.kind === 'linked') return facts.provisionFromClaims ? null : ' It admits new members by invitation only.';
   if (!CLAIM_SOURCES.has(request.source)) return '';
@@ -214,10 +239,16 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   let setRole: RoleKey | null = null;
   // A removal sticks: no claim, linked id or single-tenant default makes them a member again.
   const removal = role === null ? (facts.removal ?? null) : null;
+  // The directory deactivated this member: refused at once, whatever the token says.
+  if (role !== null && facts.directoryActive === false && !caller.isPlatformAdmin) {
+    return refuse(new ApiError('accessDenied', `The user's membership of tenant '${facts.slug}' was deactivated by its directory.`));
+  }
+  // A stranger to a directory-managed tenant may be one of its directory's users, not yet bound.
+  const bind = role === null && !removal && facts.directoryManaged === true && caller.canBindDirectoryUser === true && trustsIssuerForDirectory(facts, caller.issuer);
   const why = role === null ? (removal ? '' : provisionRefusal(request, facts, caller)) : null;
   // A stranger learns nothing about the tenant's state (a suspension is between its owner and
   // the operator); anyone else is refused while the tenant is not active, before anything is written.
-  if (role === null && why !== null && !caller.isPlatformAdmin) {
+  if (role === null && why !== null && !caller.isPlatformAdmin && !bind) {
     if (removal) {
       return refuse(
         new ApiError('accessDenied', `The user was removed from tenant '${facts.slug}' ${REMOVED_BY[removal]}; only an accepted invitation or a platform admin can make them a member again.`),
@@ -227,6 +258,10 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   }
   const closed = statusRefusal(facts.slug, facts.status);
   if (closed) return refuse(closed);
+  if (bind && !caller.isPlatformAdmin) {
+    // The role is the directory user's (its groups'); the access level is checked on it after binding.
+    return { kind: 'enter', source: sourceOf(request), provision: false, bind: true, role: null, permissions: [] };
+  }
   if (role === null) {
     if (why === null) {
       provision = true;

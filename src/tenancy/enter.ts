@@ -8,7 +8,8 @@
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
 import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../context/request';
-import { followTokenRole, insertMembership, readTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
+import { followTokenRole, insertMembership, readTenantFacts, rereadTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
+import { bindDirectoryUser, notInDirectory } from '../domain/directory-binding';
 import { originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
@@ -43,16 +44,32 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     memberRole: row.user_role,
     rolePermissions: row.role_permissions,
     removal: row.user_removal,
+    directoryManaged: row.tenant_directory_managed,
+    directoryActive: row.user_directory_active,
   };
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {
     issuer: ctx.caller.issuer,
     isPlatformAdmin: ctx.caller.isPlatformAdmin,
     tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)),
+    canBindDirectoryUser: row !== null && row.tenant_directory_managed && directoryKeys(ctx, row).usable,
   };
   const d = decideEntry(request, facts, caller, access);
   if (d.kind === 'refuse') throw d.error;
   return d;
+}
+
+/**
+ * What may bind the caller to a directory user (docs/directory-sync.md#directory-users-are-members):
+ * the token's email when verified (an unverified email never binds), and the value of the
+ * tenant's external id claim.
+ */
+function directoryKeys(ctx: AuthenticatedContext, row: TenantFactsRow): { email: string | null; externalId: string | null; usable: boolean } {
+  const { caller } = ctx;
+  const email = caller.emailVerified === true && caller.email ? caller.email : null;
+  const claim = row.tenant_external_id_claim === null ? undefined : readClaim(caller.claims, row.tenant_external_id_claim);
+  const externalId = typeof claim === 'string' && claim.length > 0 && claim.length <= 300 ? claim : null;
+  return { email, externalId, usable: email !== null || externalId !== null };
 }
 
 function tenantOf(row: TenantFactsRow): ResolvedTenant {
@@ -136,8 +153,19 @@ function entered(ctx: AuthenticatedContext, tenant: ResolvedTenant, membership: 
 
 /** The transaction path: facts, decision, the membership a first use needs, then `run`. */
 function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, query: TenantFactsQuery, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T> {
-  return withTenantFacts(ctx.services.db, query, async (row, trx) => {
-    const d = decide(ctx, request, row, access);
+  return withTenantFacts(ctx.services.db, query, async (first, trx) => {
+    let row = first;
+    let d = decide(ctx, request, row, access);
+    if (d.bind) {
+      // A stranger to a directory-managed tenant: bound to the directory user their token names
+      // (refused when none), then decided again as the member they now are.
+      const keys = directoryKeys(ctx, row!);
+      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant_id, tenantSlug: row!.tenant_slug, caller: ctx.caller, email: keys.email, externalId: keys.externalId });
+      row = await rereadTenantFacts(trx, query);
+      d = decide(ctx, request, row, access);
+      // No directory user names the caller (a concurrent request may have bound it: then a member now).
+      if (d.bind) throw notInDirectory(row!.tenant_slug);
+    }
     const tenant = tenantOf(row!);
     let membership = membershipOf(ctx, row!, d.permissions);
     let made = false;
@@ -233,7 +261,7 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await factsOf(ctx, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!, d.permissions), d.source, false);
+  if (!d.provision && !d.bind && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
   // again on the facts read inside that transaction. This instance forgets the tenant's facts
   // at once; the others when the change's notification arrives.

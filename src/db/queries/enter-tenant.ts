@@ -122,6 +122,11 @@ export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (row
   return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), name)), fn);
 }
 
+/** The facts again, inside the request's transaction (after a directory user was bound to the caller). */
+export async function rereadTenantFacts(trx: Knex.Transaction, q: TenantFactsQuery): Promise<TenantFactsRow | null> {
+  return checkedRow(await queryRows<TenantFactsRow>(trx, SQL, values(q), NAME));
+}
+
 /**
  * Sets the member's role to `to` if it still is `from` (the token's role on a tenant with
  * roles_from_claims). Null when a concurrent request changed it first: that one records the event.
