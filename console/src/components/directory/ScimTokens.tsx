@@ -119,7 +119,16 @@ export function ScimTokens() {
           </button>
         </div>
       </form>
-      {created ? <TokenOnce created={created} onDismiss={() => setCreated(null)} /> : null}
+      {created ? (
+        <TokenOnce
+          created={created}
+          onDismiss={() => {
+            // Dropped from the mutation's state too: the page keeps no copy of the secret.
+            setCreated(null);
+            create.reset();
+          }}
+        />
+      ) : null}
       {/* Before the outcome: closing the dialog returns focus to its opener, then the outcome takes it. */}
       <ConfirmDialog
         open={revoking !== null}
