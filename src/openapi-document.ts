@@ -26,6 +26,7 @@ const ACCESS_TEXT: Record<string, string> = {
   tenantMember: 'members of the resolved tenant (and platform admins)',
   tenantAdmin: 'admins of the resolved tenant (and platform admins)',
   tenantPlatformAdmin: 'platform admins only, in the resolved tenant (not its tenant admins)',
+  scimToken: "a tenant's SCIM token (`scim_…`), which names the tenant (docs/directory-sync.md)",
 };
 
 /**
@@ -41,7 +42,7 @@ function describeExtensions(doc: Record<string, unknown>): void {
       const notes = [
         access ? `**Access** (\`x-access: ${String(op['x-access'])}\`): ${access}.` : null,
         limit
-          ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} ${limit.per === 'address' ? 'per client address' : 'per caller (per client address without a valid token)'}, counter \`${limit.counter}\`.`
+          ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} ${limit.per === 'address' ? 'per client address' : limit.per === 'scimToken' ? 'per SCIM token (per client address without a valid one)' : 'per caller (per client address without a valid token)'}, counter \`${limit.counter}\`.`
           : '**Rate limit**: none.',
       ].filter(Boolean);
       const description = typeof op.description === 'string' ? op.description.trimEnd() : '';

@@ -216,6 +216,29 @@ describe('the generated client drives every operation', () => {
     expect(scimTokens.data!.tokens.map((x) => x.token_id)).toContain(scimToken.data!.token_id);
     const scimSettings = await call('getScimSettings', 200, sdk.getScimSettings({ client, headers: member }));
     expect(scimSettings.data!.enabled).toBe(true);
+    // SCIM, with the tenant's token (no JWT, no X-Tenant)
+    const scim = { Authorization: `Bearer ${scimToken.data!.token}` };
+    await call('getScimServiceProviderConfig', 200, sdk.getScimServiceProviderConfig({ client, headers: scim }));
+    await call('listScimResourceTypes', 200, sdk.listScimResourceTypes({ client, headers: scim }));
+    await call('listScimSchemas', 200, sdk.listScimSchemas({ client, headers: scim }));
+    const sdkUserName = `${unique('sdk-scim')}@client.example`;
+    const scimUser = await call('createScimUser', 201, sdk.createScimUser({ client, headers: scim, body: { userName: sdkUserName, active: true } }));
+    const scimUserId = scimUser.data!.id;
+    const foundUsers = await call('listScimUsers', 200, sdk.listScimUsers({ client, headers: scim, query: { filter: `userName eq "${sdkUserName}"`, startIndex: 1, count: 100 } }));
+    expect(foundUsers.data!.totalResults).toBe(1);
+    await call('getScimUser', 200, sdk.getScimUser({ client, headers: scim, path: { id: scimUserId } }));
+    await call('replaceScimUser', 200, sdk.replaceScimUser({ client, headers: scim, path: { id: scimUserId }, body: { userName: sdkUserName, displayName: 'SDK', active: true } }));
+    const patchedUser = await call('updateScimUser', 200, sdk.updateScimUser({ client, headers: scim, path: { id: scimUserId }, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] } }));
+    expect(patchedUser.data!.active).toBe(false);
+    const scimGroup = await call('createScimGroup', 201, sdk.createScimGroup({ client, headers: scim, body: { displayName: 'SDK admins', members: [{ value: scimUserId }] } }));
+    await call('listScimGroups', 200, sdk.listScimGroups({ client, headers: scim, query: { filter: 'displayName eq "SDK admins"', excludedAttributes: 'members' } }));
+    await call('getScimGroup', 200, sdk.getScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id } }));
+    await call('replaceScimGroup', 200, sdk.replaceScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { displayName: 'SDK admins', members: [] } }));
+    await call('updateScimGroup', 200, sdk.updateScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Add', path: 'members', value: [{ value: scimUserId }] }] } }));
+    await call('deleteScimGroup', 204, sdk.deleteScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id } }));
+    await call('deleteScimUser', 204, sdk.deleteScimUser({ client, headers: scim, path: { id: scimUserId } }));
+    const refusedScim = await call('getScimUser', 404, sdk.getScimUser({ client, headers: scim, path: { id: scimUserId } }));
+    expect(refusedScim.error).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '404' });
     await call('revokeScimToken', 204, sdk.revokeScimToken({ client, headers: member, path: { token_id: scimToken.data!.token_id } }));
 
     // lifecycle: suspend, reactivate, schedule and cancel a deletion, export, delete, import again

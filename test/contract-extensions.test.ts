@@ -13,7 +13,7 @@ import { openApiPath } from '../src/openapi-document';
 const raw = () => yaml.load(fs.readFileSync(openApiPath(), 'utf8')) as { paths: Record<string, Record<string, Record<string, unknown>>> };
 
 describe('x-access and x-rate-limit', () => {
-  it('every operation has x-access; every /api operation has x-rate-limit; nothing else has one', () => {
+  it('every operation has x-access; every /api and SCIM operation has x-rate-limit; nothing else has one', () => {
     const doc = raw();
     const problems: string[] = [];
     for (const [p, item] of Object.entries(doc.paths)) {
@@ -21,7 +21,8 @@ describe('x-access and x-rate-limit', () => {
         if (typeof op !== 'object' || !op || !('operationId' in op)) continue;
         if (!ACCESS_LEVELS.includes(op['x-access'] as never)) problems.push(`${method} ${p}: x-access`);
         const limit = op['x-rate-limit'] as { counter?: unknown; limit?: unknown; window?: unknown } | undefined;
-        if (p.startsWith('/api/')) {
+        // SCIM operations (x-access scimToken) live at /scim/v2 and count per token (docs/directory-sync.md).
+        if (p.startsWith('/api/') || op['x-access'] === 'scimToken') {
           if (!limit || typeof limit.counter !== 'string' || typeof limit.limit !== 'number' || !['minute', 'hour'].includes(String(limit.window))) {
             problems.push(`${method} ${p}: x-rate-limit`);
           }

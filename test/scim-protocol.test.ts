@@ -170,3 +170,23 @@ describe('users', () => {
     expect(after.body).toEqual(before.body);
   });
 });
+
+describe('rate limit', () => {
+  it('counts 1 200 requests a minute per SCIM token: one token spent leaves another untouched', async () => {
+    const limited = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_RATE_LIMIT_ENABLED: 'true' });
+    try {
+      const a = await directory();
+      const b = await directory();
+      let last = 0;
+      for (let i = 0; i < 1200; i++) last = (await request(limited.app).get('/scim/v2/ServiceProviderConfig').set('Authorization', a.scim)).status;
+      expect(last).toBe(200);
+      const spent = await request(limited.app).get('/scim/v2/ServiceProviderConfig').set('Authorization', a.scim);
+      expectScimError(spent, 429);
+      expect(spent.headers['retry-after']).toMatch(/^\d+$/);
+      expect(spent.body.detail).toContain('per SCIM token');
+      await request(limited.app).get('/scim/v2/ServiceProviderConfig').set('Authorization', b.scim).expect(200);
+    } finally {
+      await limited.close();
+    }
+  }, 300_000);
+});

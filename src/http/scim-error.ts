@@ -1,5 +1,5 @@
 /**
- * The SCIM error body (RFC 7644 §3.12): what every failure of an operation declared with
+ * The SCIM error body (RFC 7644): what every failure of an operation declared with
  * `x-error-format: scim` is answered with, never the service's own Error body. `status` is a
  * string; `scimType` where the RFC names one (from a ScimError), else for schema validation
  * failures `invalidValue` and for unreadable bodies `invalidSyntax`.

@@ -1,5 +1,5 @@
 /**
- * SCIM discovery (RFC 7644 §4): what this service provider supports, its resource types and
+ * SCIM discovery (RFC 7644): what this service provider supports, its resource types and
  * the schemas of the attributes it keeps (docs/directory-sync.md#the-scim-api).
  */
 import { GROUP_SCHEMA, listResponse, USER_SCHEMA } from './resources';

@@ -1,5 +1,5 @@
 /**
- * A refusal of a SCIM request with the `scimType` RFC 7644 §3.12 names for it. Rendered as a
+ * A refusal of a SCIM request with the `scimType` RFC 7644 names for it. Rendered as a
  * SCIM error by src/http/scim-error.ts, like every failure of a SCIM operation.
  */
 import { ApiError, type ErrorKind } from '../../errors';

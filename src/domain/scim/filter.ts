@@ -1,5 +1,5 @@
 /**
- * SCIM filters (RFC 7644 §3.4.2.2), parsed by scim2-parse-filter and translated to SQL for the
+ * SCIM filters (RFC 7644), parsed by scim2-parse-filter and translated to SQL for the
  * attributes a directory looks users and groups up by (docs/directory-sync.md#the-scim-api):
  * `eq` on those attributes, joined by `and` / `or`. Anything else is 400 `invalidFilter`: the
  * filter is never evaluated in memory over a tenant's 100 000 users.

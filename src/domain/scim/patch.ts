@@ -1,6 +1,6 @@
 /**
- * SCIM PATCH (RFC 7644 §3.5.2) as directories send it, normalized before scim-patch applies it
- * (docs/directory-sync.md#what-directories-send): Entra ID's capitalized ops, an op without
+ * SCIM PATCH (RFC 7644) as directories send it, normalized before scim-patch applies it
+ * (docs/directory-sync.md#microsoft-entra-id): Entra ID's capitalized ops, an op without
  * `path` whose value has dotted keys (`name.givenName`), paths with the core schema URN; the
  * enterprise extension and other attributes the service does not keep are dropped. `active`
  * "True" / "False" is read when the patched resource is read back (./resources.ts).

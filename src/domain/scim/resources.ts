@@ -166,7 +166,7 @@ export function project(resource: Json, attributes: Set<string>, excluded: Set<s
   return out;
 }
 
-/** Paging (RFC 7644 §3.4.2.4): 1-based startIndex (below 1 is 1), count at most `max` (default `max`). */
+/** Paging (RFC 7644): 1-based startIndex (below 1 is 1), count at most `max` (default `max`). */
 export function paging(startIndex: number | undefined, count: number | undefined, max: number): { offset: number; limit: number; startIndex: number } {
   const start = startIndex === undefined || startIndex < 1 ? 1 : startIndex;
   const limit = count === undefined ? max : Math.max(0, Math.min(count, max));
