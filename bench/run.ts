@@ -7,7 +7,8 @@
  * scenarios; BENCH_ONLY=revocation only the revocation lag across three instances;
  * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
  * BENCH_ONLY=console only the console scenario (at 100 000 tenants); BENCH_ONLY=fairness only
- * the flooding neighbour and the body attack.
+ * the flooding neighbour and the body attack; BENCH_ONLY=scim only a directory provisioning one
+ * tenant over SCIM while another tenant asks for decisions (bench/scenarios/scim-provisioning.ts).
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -57,6 +58,7 @@ import { startupScenario } from './scenarios/startup';
 import { tenantMoveScenario } from './scenarios/tenant-move';
 import { startServerProcess } from './scenarios/server-process';
 import { revocationLagScenario } from './scenarios/revocation-lag';
+import { scimProvisioningScenario } from './scenarios/scim-provisioning';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -79,6 +81,8 @@ const ONLY_MOVE = process.env.BENCH_ONLY === 'move';
 const ONLY_REVOCATION = process.env.BENCH_ONLY === 'revocation';
 /** Rows of the tenant the move scenario exports and imports (BENCH_MOVE_ROWS; a million by default). */
 const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
+/** BENCH_ONLY=scim: only the SCIM provisioning scenario (bench/scenarios/scim-provisioning.ts). */
+const ONLY_SCIM = process.env.BENCH_ONLY === 'scim';
 
 
 interface Latency {
@@ -343,6 +347,12 @@ async function main(): Promise<void> {
     }
     if (ONLY_MOVE) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), tenant_move: await tenantMoveScenario(ctx, { owner, admin, rows: MOVE_ROWS }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
+    if (ONLY_SCIM) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), scim_provisioning: await scimProvisioningScenario(ctx, { admin, neighbour }) };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;

@@ -23,6 +23,7 @@ import { registerWebhooksCommands } from './webhooks';
 import { registerPermissionsCommands, registerRolesCommands } from './roles';
 import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
+import { registerScimCommands } from './scim';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -83,6 +84,8 @@ Examples:
   tenantctl members set-role bob@acme.com --role admin --tenant acme-corp
   tenantctl invitations create --email carol@acme.com --role member --tenant acme-corp
   tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
+  tenantctl scim tokens create --description "Entra ID" --tenant acme-corp
+  tenantctl scim settings set --group-role Engineering=admin --group-role Staff=member --tenant acme-corp
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   tenantctl migrate status
@@ -114,6 +117,7 @@ Examples:
   registerWebhooksCommands(program, helpers);
   registerPermissionsCommands(program, helpers);
   registerRolesCommands(program, helpers);
+  registerScimCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
 

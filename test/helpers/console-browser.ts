@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../../bench/scenarios/chromium';
+import { createTenant, createUser, tokenFor, type TenantFixture, type UserFixture } from './factories';
 import { startTestApp, type TestApp } from './app';
 import { buildOnce, ROOT } from './server-process';
 
@@ -120,9 +121,11 @@ export async function signInLink(base: string, token: string, opts: { path?: str
  */
 export async function openConsole(
   h: Pick<ConsoleHarness, 'base' | 'browser'>,
-  opts: { path?: string; token?: string; tenant?: string; allowOrigins?: string[] } = {},
+  opts: { path?: string; token?: string; tenant?: string; allowOrigins?: string[]; clipboard?: boolean } = {},
 ): Promise<ConsoleTab> {
   const context = await h.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // With `clipboard`, the page may write the clipboard and the test read it back (clipboardText).
+  if (opts.clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.base });
   const page = await context.newPage();
   const problems: string[] = [];
   const allowed = [h.base, ...(opts.allowOrigins ?? [])];
@@ -143,6 +146,24 @@ export async function openConsole(
   });
   await page.goto(opts.token ? await signInLink(h.base, opts.token, { path: opts.path, tenant: opts.tenant }) : `${h.base}/console${opts.path ?? '/'}`);
   return { context, page, problems, close: () => context.close() };
+}
+
+/** A fresh tenant, one admin of it, and the admin's tab on `path` of the console with that tenant chosen. */
+export async function openAsTenantAdmin(
+  h: Pick<ConsoleHarness, 'base' | 'browser'>,
+  path: string,
+  opts: { clipboard?: boolean } = {},
+): Promise<{ tenant: TenantFixture; admin: UserFixture; token: string; tab: ConsoleTab }> {
+  const tenant = await createTenant();
+  const admin = await createUser(tenant.id, { role: 'admin' });
+  const token = tokenFor({ sub: admin.subject, email: admin.email });
+  const tab = await openConsole(h, { token, tenant: tenant.slug, path, clipboard: opts.clipboard });
+  return { tenant, admin, token, tab };
+}
+
+/** What the page's last copy put on the clipboard (a tab opened with `clipboard: true`). */
+export function clipboardText(page: Page): Promise<string> {
+  return page.evaluate('navigator.clipboard.readText()') as Promise<string>;
 }
 
 /**

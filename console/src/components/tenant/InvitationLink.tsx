@@ -4,31 +4,19 @@
  * SERVICE_FRONTEND_BASE_URL the service returns no link, and the link is this console's own
  * accept page, which works as well.
  */
-import { useEffect, useId, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { BASE } from '../../router';
 import type { InvitationWithToken } from '@generated/types.gen';
+import { CopyField } from '../CopyField';
 
 export function InvitationLink({ invitation, action }: { invitation: InvitationWithToken; action: 'created' | 'resent' }) {
-  const id = useId();
-  const field = useRef<HTMLInputElement>(null);
   const box = useRef<HTMLDivElement>(null);
   // The submit button was disabled while the request ran, which drops focus: bring it here, so
   // the next Tab reaches the link and a screen reader reads what was sent.
   useEffect(() => {
     box.current?.focus();
-    setCopied(null);
   }, [invitation.token]);
-  const [copied, setCopied] = useState<'yes' | 'no' | null>(null);
   const value = invitation.accept_url ?? `${window.location.origin}${BASE}/invitations/accept?token=${encodeURIComponent(invitation.token)}`;
-  async function copy() {
-    field.current?.select();
-    try {
-      await navigator.clipboard.writeText(value);
-      setCopied('yes');
-    } catch {
-      setCopied('no');
-    }
-  }
   const mail =
     invitation.delivery === 'sent'
       ? `The invitation mail went to ${invitation.email}.`
@@ -40,20 +28,17 @@ export function InvitationLink({ invitation, action }: { invitation: InvitationW
       <p>
         Invitation {action} for <strong>{invitation.email}</strong> as {invitation.role}. {mail}
       </p>
-      <div className="field invitation-link">
-        <label htmlFor={id}>Accept link</label>
-        <input id={id} ref={field} readOnly value={value} onFocus={(e) => e.currentTarget.select()} aria-describedby={`${id}-hint`} />
-        <span id={`${id}-hint`} className="hint">
-          Shown only now: the service keeps a hash of it. Anyone signed in with the invited email address can accept with it
-          {invitation.accept_url ? '.' : ' on this console (SERVICE_FRONTEND_BASE_URL is not set, so the invitation mail carries no link).'}
-        </span>
-      </div>
-      <p>
-        <button type="button" onClick={() => void copy()}>
-          Copy the accept link
-        </button>{' '}
-        <span aria-live="polite">{copied === 'yes' ? 'Copied.' : copied === 'no' ? 'The browser refused the clipboard: the text is selected, copy it with Ctrl+C.' : ''}</span>
-      </p>
+      <CopyField
+        label="Accept link"
+        value={value}
+        copyLabel="Copy the accept link"
+        hint={
+          <>
+            Shown only now: the service keeps a hash of it. Anyone signed in with the invited email address can accept with it
+            {invitation.accept_url ? '.' : ' on this console (SERVICE_FRONTEND_BASE_URL is not set, so the invitation mail carries no link).'}
+          </>
+        }
+      />
     </div>
   );
 }

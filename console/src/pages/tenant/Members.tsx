@@ -3,6 +3,7 @@
  * member's role (updateMemberRole) and remove members (removeMember); the last-admin refusal
  * (409) is explained where it happens. Members see the list only, without admin controls.
  * Platform admins may also add a user directly (addMember, components/tenant/AddMemberForm).
+ * Members provisioned by the tenant's directory (`directory_managed`) are marked as such.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -139,6 +140,7 @@ export default function Members() {
                   <td>
                     {m.display_name ?? '—'}
                     {isSelf(m) ? ' (you)' : ''}
+                    {m.directory_managed ? <span className="badge">Directory</span> : null}
                   </td>
                   <td>{m.email ?? '—'}</td>
                   <td>
@@ -195,6 +197,12 @@ export default function Members() {
             </tbody>
           </table>
           {list.data.members.length === 0 ? <p>No members on this page.</p> : null}
+          {list.data.members.some((m) => m.directory_managed) ? (
+            <p className="hint">
+              Members marked Directory come from the tenant&apos;s directory (SCIM): it deactivates and removes them, and its groups set their role when the
+              Directory page maps them.
+            </p>
+          ) : null}
           <Pager label="Members pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
         </>
       ) : null}
