@@ -362,3 +362,39 @@ describe('membership: a removal sticks', () => {
     expect(decideEntry(byClaim, facts({ removal: 'removed' }), platformAdmin, member)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: null, permissions: [] });
   });
 });
+
+describe('directory sync (docs/directory-sync.md)', () => {
+  const directory = (over: Partial<TenantFacts> = {}) => facts({ directoryManaged: true, ...over });
+  const binder = { ...caller, canBindDirectoryUser: true };
+
+  it('a directory-managed tenant never provisions from a claim, a header or the default', () => {
+    for (const request of [byClaim, byHeader, byDefault]) {
+      const r = refusal(decideEntry(request, directory(), caller, member));
+      expect(r).toMatchObject({ status: 403, error: 'Access denied' });
+      expect(r.detail).toContain('Its members come from its directory');
+    }
+    expect(refusal(decideEntry(byLink(['org-1']), directory({ links: [{ issuer: ISS, organizationId: 'org-1' }] }), caller, member)).detail).toContain('directory');
+  });
+
+  it('a stranger whose token can bind is asked to be bound, only by an issuer the tenant trusts', () => {
+    expect(decideEntry(byClaim, directory(), binder, member)).toMatchObject({ kind: 'enter', bind: true, provision: false, role: null });
+    expect(decideEntry(byClaim, directory({ claimsIssuer: ISS }), binder, member)).toMatchObject({ kind: 'enter', bind: true });
+    expect(decideEntry(byClaim, directory({ links: [{ issuer: ISS, organizationId: 'o' }] }), binder, member)).toMatchObject({ kind: 'enter', bind: true });
+    expect(refusal(decideEntry(byClaim, directory({ claimsIssuer: 'https://other.example' }), binder, member)).status).toBe(403);
+  });
+
+  it('a removal mark stands in the way of binding', () => {
+    expect(refusal(decideEntry(byClaim, directory({ removal: 'deprovisioned' }), binder, member)).detail).toContain('removed from tenant');
+  });
+
+  it('a member the directory deactivated is refused, saying so; active again enters', () => {
+    const r = refusal(decideEntry(byClaim, directory({ memberRole: 'member', directoryActive: false }), caller, member));
+    expect(r).toMatchObject({ status: 403, error: 'Access denied' });
+    expect(r.detail).toContain('deactivated by its directory');
+    expect(decideEntry(byClaim, directory({ memberRole: 'member', directoryActive: true }), caller, member)).toMatchObject({ kind: 'enter', provision: false });
+  });
+
+  it('a tenant without a token still provisions as before', () => {
+    expect(decideEntry(byClaim, facts({ directoryManaged: false }), binder, member)).toMatchObject({ kind: 'enter', provision: true });
+  });
+});

@@ -148,6 +148,16 @@ describe('groups give roles', () => {
       ['admin', 'auditor', 'directory_groups'],
       ['auditor', 'member', 'directory_groups'],
     ]);
+    const groupEvents = await ownerConnection()('events').where({ tenant_id: d.id }).where('action', 'like', 'group.%').orderBy('occurred_at').select('action', 'target_id', 'actor_scim_token_id', 'data');
+    expect(groupEvents.map((e) => [e.action, e.target_id])).toEqual([
+      ['group.created', auditors.body.id],
+      ['group.created', admins.body.id],
+      ['group.updated', admins.body.id],
+      ['group.updated', admins.body.id],
+      ['group.deleted', auditors.body.id],
+    ]);
+    expect(groupEvents.map((e) => [e.data.members_added, e.data.members_removed])).toEqual([[1, undefined], [0, undefined], [1, 0], [0, 1], [undefined, undefined]]);
+    for (const e of groupEvents) expect(e.actor_scim_token_id).toEqual(expect.any(String));
   });
 
   it('a directory-driven demotion of the last admin is not held back by the last-admin rule', async () => {

@@ -73,6 +73,19 @@ describe('authentication', () => {
   });
 });
 
+describe('tenant status', () => {
+  it('a suspended tenant is a SCIM 403 for its directory; reactivated, it answers again', async () => {
+    const d = await directory();
+    const admin = `Bearer ${adminToken()}`;
+    await request(t.app).post(`/api/setup/tenant/${d.id}/suspend`).set('Authorization', admin).send({ reason: 'Invoice unpaid' }).expect(200);
+    const r = await request(t.app).get('/scim/v2/Users').set('Authorization', d.scim);
+    expectScimError(r, 403);
+    expect(r.body.detail).not.toContain('Invoice');
+    await request(t.app).post(`/api/setup/tenant/${d.id}/reactivate`).set('Authorization', admin).expect(200);
+    await request(t.app).get('/scim/v2/Users').set('Authorization', d.scim).expect(200);
+  });
+});
+
 describe('discovery', () => {
   it('ServiceProviderConfig, ResourceTypes and Schemas', async () => {
     const d = await directory();
