@@ -28,6 +28,7 @@ const LAYERS = [
   { name: 'app', files: ['src/app.ts'], modules: ['app'] },
   { name: 'handlers', files: ['src/handlers/**/*.ts'], modules: ['handlers'] },
   { name: 'http', files: ['src/http/**/*.ts'], modules: ['http'] },
+  { name: 'rate-limit', files: ['src/rate-limit/**/*.ts'], modules: ['rate-limit'] },
   { name: 'auth', files: ['src/auth/**/*.ts'], modules: ['auth'], peers: ['tenancy'] },
   { name: 'tenancy', files: ['src/tenancy/**/*.ts'], modules: ['tenancy'], peers: ['auth'] },
   { name: 'domain', files: ['src/domain/**/*.ts', 'src/mail/**/*.ts'], modules: ['domain', 'mail'] },
