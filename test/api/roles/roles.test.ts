@@ -50,10 +50,18 @@ function decide(t: TenantFixture, u: UserFixture, permissions: string[], extra =
 
 const eventsOf = async (action: string, targetId: string) =>
   (await ownerConnection()('events').where({ action, target_id: targetId }).select('tenant_id', 'data')) as Array<{ tenant_id: string | null; data: Record<string, unknown> }>;
-const counts = async () => {
+/** Events of one tenant (only this test writes them). */
+const tenantEventCount = async (tenantId: string) =>
+  Number(((await ownerConnection()('events').where({ tenant_id: tenantId }).count({ n: '*' })) as Array<{ n: string }>)[0]!.n);
+
+/**
+ * The rows a refused request could have written under `keys` (permissions, roles, their events).
+ * Counted by key, not whole tables: other suites write the same tables at the same time.
+ */
+const counts = async (...keys: string[]) => {
   const db = ownerConnection();
-  const n = async (table: string) => Number(((await db(table).count({ n: '*' })) as Array<{ n: string }>)[0]!.n);
-  return { permissions: await n('permissions'), platform: await n('platform_roles'), tenant: await n('tenant_roles'), events: await n('events') };
+  const n = async (table: string, column: string) => Number(((await db(table).whereIn(column, keys).count({ n: '*' })) as Array<{ n: string }>)[0]!.n);
+  return { permissions: await n('permissions', 'key'), platform: await n('platform_roles', 'key'), tenant: await n('tenant_roles', 'key'), events: await n('events', 'target_id') };
 };
 
 /** A fresh catalogue vocabulary per test: keys are platform-wide and test files share the database. */
@@ -82,17 +90,19 @@ describe('the catalogue (platform admins)', () => {
   it('refuses bad keys, duplicates and non-admins with a clear 4xx, changing nothing', async () => {
     const v = vocabulary();
     await define(v.read);
-    const before = await counts();
-    for (const key of ['Invoices:Write', ':write', 'a::b', 'a b', 'x'.repeat(101), '', 'ü:write']) {
+    const bad = ['Invoices:Write', ':write', 'a::b', 'a b', 'x'.repeat(101), '', 'ü:write'];
+    const stranger = `${unique('p')}:read`;
+    const before = await counts(v.read, stranger, ...bad);
+    for (const key of bad) {
       const r = await api.post('/api/setup/permissions', { key }).expect(400);
       expect(r.body.error).toBe('Validation error');
     }
     expect((await api.post('/api/setup/permissions', { key: v.read }).expect(409)).body.detail).toContain(v.read);
     const t = await createTenant();
     const admin = await member(t, 'admin');
-    expect((await api.post('/api/setup/permissions', { key: unique('p') }, bearerOf(admin)).expect(403)).body.error).toBe('Forbidden');
+    expect((await api.post('/api/setup/permissions', { key: stranger }, bearerOf(admin)).expect(403)).body.error).toBe('Forbidden');
     await api.get('/api/setup/permissions', bearerOf(admin)).expect(403);
-    expect(await counts()).toEqual(before);
+    expect(await counts(v.read, stranger, ...bad)).toEqual(before);
   });
 });
 
@@ -121,16 +131,17 @@ describe('platform roles', () => {
     expect(made.body).toMatchObject({ key, name: 'Billing', description: '', permissions: [v.read, v.write], scope: 'platform', built_in: false });
     await api.post('/api/setup/roles', { key, name: 'Again' }).expect(409);
 
-    const before = await counts();
-    const unknown = await api.post('/api/setup/roles', { key: unique('r'), name: 'X', permissions: [v.read, 'nope:never'] }).expect(400);
+    const tried = [key, 'Bad_Key', unique('r'), unique('r'), unique('r')];
+    const before = await counts(...tried);
+    const unknown = await api.post('/api/setup/roles', { key: tried[2], name: 'X', permissions: [v.read, 'nope:never'] }).expect(400);
     expect(unknown.body).toMatchObject({ error: 'Validation error' });
     expect(unknown.body.detail).toContain("'nope:never'");
     await api.post('/api/setup/roles', { key: 'Bad_Key', name: 'X' }).expect(400);
-    await api.post('/api/setup/roles', { key: unique('r'), name: '' }).expect(400);
+    await api.post('/api/setup/roles', { key: tried[3], name: '' }).expect(400);
     const tooMany = Array.from({ length: 101 }, (_, i) => `p${i}:x`);
-    await api.post('/api/setup/roles', { key: unique('r'), name: 'X', permissions: tooMany }).expect(400);
+    await api.post('/api/setup/roles', { key: tried[4], name: 'X', permissions: tooMany }).expect(400);
     await api.put(`/api/setup/roles/${key}`, { name: 'X', permissions: tooMany }).expect(400);
-    expect(await counts()).toEqual(before);
+    expect(await counts(...tried)).toEqual(before);
 
     const replaced = await api.put(`/api/setup/roles/${key}`, { name: 'Billing team', permissions: [v.read] }).expect(200);
     expect(replaced.body).toMatchObject({ name: 'Billing team', permissions: [v.read] });
@@ -228,14 +239,15 @@ describe('who may change which role', () => {
     const t = await createTenant();
     const admin = await member(t, 'admin');
     const asAdmin = inTenant(t, bearerOf(admin));
-    const before = await counts();
+    const invention = unique('r');
+    const before = { ...(await counts('member', 'admin', invention)), tenantEvents: await tenantEventCount(t.id) };
     expect((await asAdmin.put('/api/tenant/roles/member', { name: 'Mine', permissions: [v.read] }).expect(403)).body.detail).toMatch(/platform role/);
     await asAdmin.del('/api/tenant/roles/admin').expect(403);
     await asAdmin.put('/api/setup/roles/member', { name: 'Mine', permissions: [] }).expect(403);
-    const invented = await asAdmin.post('/api/tenant/roles', { key: unique('r'), name: 'R', permissions: [`${v.read}x`] }).expect(400);
+    const invented = await asAdmin.post('/api/tenant/roles', { key: invention, name: 'R', permissions: [`${v.read}x`] }).expect(400);
     expect(invented.body.detail).toContain(`'${v.read}x'`);
     expect((await asAdmin.post('/api/tenant/roles', { key: 'member', name: 'R' }).expect(409)).body.error).toBe('Conflict');
-    expect(await counts()).toEqual(before);
+    expect({ ...(await counts('member', 'admin', invention)), tenantEvents: await tenantEventCount(t.id) }).toEqual(before);
     // A plain member may not manage roles at all.
     const plain = await member(t);
     await inTenant(t, bearerOf(plain)).get('/api/tenant/roles').expect(403);
