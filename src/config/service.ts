@@ -14,6 +14,11 @@ export interface ServiceConfig {
   readonly graphqlPath: string;
   /** When set, GET /metrics requires `Authorization: Bearer <this token>`. */
   readonly metricsToken: string | null;
+  /**
+   * SERVICE_REQUEST_TIMEOUT_MS: how long a client may take to send a whole request (headers and
+   * body); a slower one is cut off (408). Once the body has arrived, the answer may take longer.
+   */
+  readonly requestTimeoutMs: number;
 }
 
 export function readServiceConfig(env: EnvReader): ServiceConfig {
@@ -38,5 +43,6 @@ export function readServiceConfig(env: EnvReader): ServiceConfig {
   if (metricsToken !== null && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     env.problems.push('SERVICE_METRICS_TOKEN: must be at least 16 characters without white space');
   }
-  return { port, host, logLevel, trustProxy, graphqlPath, metricsToken };
+  const requestTimeoutMs = env.int('SERVICE_REQUEST_TIMEOUT_MS', 100, 3_600_000) ?? 60_000;
+  return { port, host, logLevel, trustProxy, graphqlPath, metricsToken, requestTimeoutMs };
 }
