@@ -66,7 +66,9 @@ async function main(): Promise<void> {
     if (leftover > 0) logger.info({ files: leftover }, 'Removed import uploads left by an earlier run');
     server.on('request', await createApp(config, services));
     server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-    server.headersTimeout = 66_000;
+    // Never above the request timeout: Node swaps the two when it is, and a short
+    // SERVICE_REQUEST_TIMEOUT_MS would then be the headers' timeout and the body's 66 s.
+    server.headersTimeout = Math.min(66_000, config.requestTimeoutMs);
     // The time a client has to send its whole request (headers and body), so a slowloris is cut
     // off (408). Node stops counting once the body has arrived: a request whose answer takes
     // longer (a tenant import after its upload, see src/domain/import-spool.ts) is not cut off.
