@@ -70,18 +70,23 @@ export async function withSpooledBody<T>(
   }
   try {
     let size = 0;
-    for await (const piece of body) {
-      const chunk = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
-      size += chunk.length;
-      if (size > opts.maxBytes) throw new ApiError('payloadTooLarge', `The import is larger than ${opts.maxBytes} bytes (SERVICE_IMPORT_MAX_BYTES).`);
-      try {
-        await handle.write(chunk, 0, chunk.length, null);
-      } catch (err) {
-        throw diskFault(err);
+    try {
+      for await (const piece of body) {
+        const chunk = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : piece;
+        size += chunk.length;
+        if (size > opts.maxBytes) throw new ApiError('payloadTooLarge', `The import is larger than ${opts.maxBytes} bytes (SERVICE_IMPORT_MAX_BYTES).`);
+        try {
+          await handle.write(chunk, 0, chunk.length, null);
+        } catch (err) {
+          throw diskFault(err);
+        }
       }
+    } catch (err) {
+      // The stream's own error ('aborted') when the client went away or was cut off: its fault, not a 500.
+      if (err instanceof ApiError || opts.complete()) throw err;
     }
     // A body that ended without all its bytes: the client went away (nobody is left to answer).
-    if (!opts.complete()) throw new ApiError('badRequest', 'The upload ended before its last byte: the client went away.');
+    if (!opts.complete()) throw new ApiError('badRequest', 'The upload ended before its last byte: the client went away or was too slow (SERVICE_REQUEST_TIMEOUT_MS).');
     return await use(readBack(handle, size), size);
   } finally {
     await handle.close().catch(() => undefined);
