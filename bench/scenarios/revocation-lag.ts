@@ -6,7 +6,7 @@
  * and C answer its decision (200, so they hold it in memory), removes it through instance A
  * (`DELETE /api/tenant/members/{id}`, 204), and polls B and C with its decision: the lag of each is
  * the time from the removal's response to the start of the first request answered 403 (0 when the
- * first request after the response is already refused), as test/decision-memory-instances.test.ts
+ * first request after the response is already refused), as test/reliability/decision-memory-instances.test.ts
  * measures it. p50, p99 and the maximum over BENCH_REVOCATION_TRIALS trials (default 20, two lags
  * each); the bound is 1 s.
  */
