@@ -63,6 +63,7 @@ export async function withSpooledBody<T>(
   let handle: fs.FileHandle;
   try {
     await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    await fs.chmod(dir, 0o700); // a directory made before, by hand, with wider rights
     // 'wx+': created here or refused (O_EXCL: never an existing file or a planted link), read and written through one handle.
     handle = await fs.open(file, 'wx+', 0o600);
   } catch (err) {

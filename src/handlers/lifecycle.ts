@@ -74,9 +74,12 @@ export const importTenant = authenticated(async (ctx, input: HandlerInput<Import
   const body = input.bodyStream as NodeJS.ReadableStream & { complete?: boolean };
   // The whole body first, into a private file at disk speed (within the request timeout); then
   // the rows, for as long as they take (docs/operations.md#moving-a-tenant-between-deployments).
-  const r = await withSpooledBody(ctx.config.dataDir, body as AsyncIterable<Buffer>, { maxBytes: max, complete: () => body.complete !== false }, (content) =>
-    runImport(ctx.services.db, originOf(ctx), content, { maxBytes: max }),
-  );
-  ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts }, 'Tenant imported');
+  let bytes = 0;
+  const r = await withSpooledBody(ctx.config.dataDir, body as AsyncIterable<Buffer>, { maxBytes: max, complete: () => body.complete !== false }, (content, size) => {
+    bytes = size;
+    ctx.log.info({ bytes }, 'Tenant import received; writing its rows');
+    return runImport(ctx.services.db, originOf(ctx), content, { maxBytes: max });
+  });
+  ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts, bytes }, 'Tenant imported');
   return { status: 201, body: { tenant_id: r.tenantId, slug: r.slug, counts: r.counts } };
 });
