@@ -12,6 +12,7 @@ import { migrate, NewerDatabaseError, openDatabase, openOwnerDatabase } from './
 import { DatabaseRolesError } from './db/database-roles';
 import type { Database } from './db/tenant-scope';
 import { EmbeddedDatabaseError, startEmbeddedPostgres, type EmbeddedDatabase } from './embedded-postgres/start';
+import { clearSpool } from './domain/import-spool';
 import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
@@ -41,7 +42,9 @@ async function main(): Promise<void> {
   let services: AppServices | null = null;
   let url = config.databaseUrl;
   let migrated = false;
-  const server = http.createServer();
+  // Node looks for requests past their timeout every connectionsCheckingInterval (30 s by
+  // default): a shorter timeout is looked for more often, so it holds to within a quarter of itself.
+  const server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(25, Math.floor(config.requestTimeoutMs / 4))) });
   try {
     if (!url) {
       embedded = await startEmbeddedPostgres(config.dataDir, logger);
@@ -55,10 +58,21 @@ async function main(): Promise<void> {
     services = await buildServices(config, { db, logger, embeddedDatabase: embedded !== null, databaseUrl: url });
     // The tenant-token key set is made (or read) before the first request: a boot, not a caller, pays for it.
     await services.tenantTokenKeys.publicJwks();
+    // Uploads a crashed instance was receiving: removed before this one receives any.
+    const leftover = await clearSpool(config.dataDir).catch((err: unknown) => {
+      logger.warn({ err }, 'Could not empty the import spool directory under SERVICE_DATA_DIR');
+      return 0;
+    });
+    if (leftover > 0) logger.info({ files: leftover }, 'Removed import uploads left by an earlier run');
     server.on('request', await createApp(config, services));
     server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
-    server.headersTimeout = 66_000;
-    server.requestTimeout = 60_000;
+    // Never above the request timeout: Node swaps the two when it is, and a short
+    // SERVICE_REQUEST_TIMEOUT_MS would then be the headers' timeout and the body's 66 s.
+    server.headersTimeout = Math.min(66_000, config.requestTimeoutMs);
+    // The time a client has to send its whole request (headers and body), so a slowloris is cut
+    // off (408). Node stops counting once the body has arrived: a request whose answer takes
+    // longer (a tenant import after its upload, see src/domain/import-spool.ts) is not cut off.
+    server.requestTimeout = config.requestTimeoutMs;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());

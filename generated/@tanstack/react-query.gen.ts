@@ -569,7 +569,10 @@ export const exportTenantOptions = (options: Options<ExportTenantData>) => query
  * Recreates a tenant from an export (`GET /api/setup/tenant/{tenant_id}/export`) with the
  * same ids, in one transaction, on this or another deployment of the same schema version.
  * The body is streamed, `Content-Type: application/x-ndjson`, at most
- * SERVICE_IMPORT_MAX_BYTES (default 1 GiB; 413 beyond). The tenant id or slug (or one of
+ * SERVICE_IMPORT_MAX_BYTES (default 1 GiB; 413 beyond). It is received whole into a
+ * temporary file first (within SERVICE_REQUEST_TIMEOUT_MS, like every request body), then
+ * imported: the 201 comes on the same request once the rows are written, which takes
+ * minutes for a tenant of a million rows, with nothing sent meanwhile. The tenant id or slug (or one of
  * its identity links) already present → 409. A line that is not JSON or not of the
  * format, a row of another tenant or of an unknown table, counts or a SHA-256 that do not
  * match the file, a missing `end` line, an unknown format or schema version → 400 naming

@@ -16,6 +16,11 @@ export interface ServiceConfig {
   readonly metricsToken: string | null;
   /** SERVICE_PUBLIC_URL: where clients reach this service (the SCIM base URL shown to tenant admins); null: the tenant token issuer. */
   readonly publicUrl: string | null;
+  /**
+   * SERVICE_REQUEST_TIMEOUT_MS: how long a client may take to send a whole request (headers and
+   * body); a slower one is cut off (408). Once the body has arrived, the answer may take longer.
+   */
+  readonly requestTimeoutMs: number;
 }
 
 export function readServiceConfig(env: EnvReader): ServiceConfig {
@@ -41,6 +46,6 @@ export function readServiceConfig(env: EnvReader): ServiceConfig {
     env.problems.push('SERVICE_METRICS_TOKEN: must be at least 16 characters without white space');
   }
   const publicUrl = env.url('SERVICE_PUBLIC_URL', ['http:', 'https:']);
-  return {
-    publicUrl, port, host, logLevel, trustProxy, graphqlPath, metricsToken };
+  const requestTimeoutMs = env.int('SERVICE_REQUEST_TIMEOUT_MS', 100, 3_600_000) ?? 60_000;
+  return { port, host, logLevel, trustProxy, graphqlPath, metricsToken, publicUrl, requestTimeoutMs };
 }

@@ -20,6 +20,7 @@ import { originOf } from '../domain/events';
 import * as lifecycle from '../domain/tenant-lifecycle';
 import { EXPORT_CONTENT_TYPE, exportTenant as prepareExport } from '../domain/tenant-export';
 import { importTenant as runImport } from '../domain/tenant-import';
+import { withSpooledBody } from '../domain/import-spool';
 import { ApiError } from '../errors';
 import { toTenant } from './mappers';
 import { authenticated, type HandlerInput, type Reply } from './types';
@@ -70,7 +71,15 @@ export const importTenant = authenticated(async (ctx, input: HandlerInput<Import
   // Refused before a byte is read when the client says how large it is.
   if (declared > max) throw new ApiError('payloadTooLarge', `The import is larger than ${max} bytes (SERVICE_IMPORT_MAX_BYTES).`);
   if (!input.bodyStream) throw new Error('importTenant needs its streamed body');
-  const r = await runImport(ctx.services.db, originOf(ctx), input.bodyStream as AsyncIterable<Buffer>, { maxBytes: max });
-  ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts }, 'Tenant imported');
+  const body = input.bodyStream as NodeJS.ReadableStream & { complete?: boolean };
+  // The whole body first, into a private file at disk speed (within the request timeout); then
+  // the rows, for as long as they take (docs/operations.md#moving-a-tenant-between-deployments).
+  let bytes = 0;
+  const r = await withSpooledBody(ctx.config.dataDir, body as AsyncIterable<Buffer>, { maxBytes: max, complete: () => body.complete !== false }, (content, size) => {
+    bytes = size;
+    ctx.log.info({ bytes }, 'Tenant import received; writing its rows');
+    return runImport(ctx.services.db, originOf(ctx), content, { maxBytes: max });
+  });
+  ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts, bytes }, 'Tenant imported');
   return { status: 201, body: { tenant_id: r.tenantId, slug: r.slug, counts: r.counts } };
 });

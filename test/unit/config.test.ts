@@ -30,6 +30,12 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  it('SERVICE_REQUEST_TIMEOUT_MS: 60 s by default, 100 ms to an hour', () => {
+    expect(loadConfig({}).requestTimeoutMs).toBe(60_000);
+    expect(loadConfig({ SERVICE_REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(1000);
+    for (const v of ['0', '99', '3600001', '1m', '-5']) expect(() => loadConfig({ SERVICE_REQUEST_TIMEOUT_MS: v })).toThrow(/SERVICE_REQUEST_TIMEOUT_MS: expected an integer from 100 to 3600000/);
+  });
+
   it('SERVICE_EVENT_RETENTION_DAYS: whole days from 1', () => {
     expect(loadConfig({ SERVICE_EVENT_RETENTION_DAYS: '30' }).eventRetentionDays).toBe(30);
     expect(() => loadConfig({ SERVICE_EVENT_RETENTION_DAYS: '0' })).toThrow(/SERVICE_EVENT_RETENTION_DAYS/);
