@@ -288,7 +288,7 @@ async function main(): Promise<void> {
       SERVICE_MULTI_TENANT_MODE: 'true',
       SERVICE_RATE_LIMIT_ENABLED: 'false',
       SERVICE_LOG_LEVEL: 'info',
-      // SERVICE_JWT_CACHE_SIZE=10000 npm run bench: the service with its verified-token cache on.
+      // SERVICE_JWT_CACHE_SIZE=0 npm run bench: the service with its verified-token cache off.
       ...(process.env.SERVICE_JWT_CACHE_SIZE !== undefined ? { SERVICE_JWT_CACHE_SIZE: process.env.SERVICE_JWT_CACHE_SIZE } : {}),
     };
     // The service as users run it: `npm start`'s entry point in its own process (scenarios/server-process.ts).
