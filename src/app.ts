@@ -2,7 +2,7 @@
  * createApp(config, services): assembles the pipeline from src/http, in the order of
  * docs/architecture.md#how-a-request-is-handled:
  *
- * helmet → request state (id, access line) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
+ * helmet → request state (id, access line) → the caller's turn of the event loop → X-Tenant format → /docs and /openapi.{json,yaml} → /console
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → SCIM token of a SCIM operation (recorded like the bearer token's) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
@@ -24,6 +24,7 @@ import { checkOperationTable, dispatchStage } from './http/dispatch';
 import { createConsoleRouter, consoleStage } from './http/console';
 import { createDocsRouter, docsStage } from './http/docs';
 import { errorStage } from './http/error-response';
+import { CallerTurns, callerTurnsStage, neverWaiting } from './http/caller-turns';
 import { FairQueue, fairnessStage } from './http/fair-queue';
 import { POOL_SIZE } from './db/database';
 import { gateStage, matchStage } from './http/match';
@@ -62,16 +63,18 @@ export async function createApp(config: Config, services: AppServices): Promise<
   app.set('query parser', 'simple');
   app.set('case sensitive routing', true);
 
+  const authenticator = createAuthenticator(config, services.localKeys, services.authOptions);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(
     pipeline(
       [
         helmet(),
         requestStateStage(services),
+        callerTurnsStage(new CallerTurns(MAX_WAITING_PER_CALLER), authenticator.knownCaller, neverWaiting(operations)),
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
         consoleStage(createConsoleRouter(config)),
-        tokenStage(createAuthenticator(config, services.localKeys, services.authOptions)),
+        tokenStage(authenticator),
         matchStage(contract.router, operations),
         scimTokenStage(services.db),
         ...(services.rateLimiter ? [services.rateLimiter.middleware] : []),

@@ -42,6 +42,12 @@ export interface Authenticator {
    * ApiError (or a 503 when the keys cannot be fetched).
    */
   readonly authenticate: (req: Request, res: Response, done: (err: unknown, caller?: Caller) => void) => void;
+  /**
+   * The caller of the request's bearer token when that exact token was verified before and is
+   * still valid (the verified-token cache), without verifying anything; else null. Only for
+   * choosing whose turn a request waits for (src/http/caller-turns.ts), never for access.
+   */
+  readonly knownCaller: (req: Pick<Request, 'headers'>) => Caller | null;
 }
 
 /** What the token cache needs of the verification keys (src/auth/jwks-cache.ts). */
@@ -146,7 +152,11 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       next(null, caller);
     });
   };
-  return { authenticate };
+  const knownCaller: Authenticator['knownCaller'] = (req) => {
+    const token = presentedToken(req);
+    return token === null ? null : tokens.get(token, keys.generation());
+  };
+  return { authenticate, knownCaller };
 }
 
 function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer: string): Caller {
@@ -178,7 +188,7 @@ export function isWellFormedSubject(sub: string): boolean {
 }
 
 /** The bearer token of a well-formed Authorization header, else null (the verifier says why). */
-function presentedToken(req: Request): string | null {
+function presentedToken(req: Pick<Request, 'headers'>): string | null {
   try {
     return bearerToken(req) ?? null;
   } catch {

@@ -1,0 +1,105 @@
+/**
+ * Turns between callers for the event loop (docs/operations.md, "Fairness between callers").
+ *
+ * Node reads every socket that has data in one pass and, without this stage, runs each request
+ * it finds to completion in arrival order: a caller with 32 connections open puts 32 requests'
+ * work ahead of a quiet caller's one, and a request that finds no database work to wait for (a
+ * decision answered from memory) never yields. This stage only queues the request under its
+ * caller and runs one request per turn, in its own turn of the event loop (a `setImmediate`),
+ * with the callers taking turns in order (round robin): between two turns node reads its sockets
+ * again, so a caller who just arrived waits for at most one request of each caller ahead of it,
+ * not for everything a flood has sent.
+ *
+ * The caller is known before anything is verified: the issuer and subject of a bearer token this
+ * instance verified before (the verified-token cache; several tokens of one person share a
+ * turn), else the client address (`trust proxy` applies). So a flood of unknown or forged tokens
+ * from one address takes one turn, like a caller without a token. Nothing here decides access;
+ * the later stages still verify and check everything.
+ *
+ * The probes and the key set never wait (`neverWaiting`). A caller may have `maxWaiting` requests waiting; one more is refused at once with 503 and
+ * Retry-After. A request whose client went away while waiting is dropped without running.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Caller } from '../context/claims';
+import { ApiError } from '../errors';
+import type { ContractOperation } from './contract';
+import { stateOf } from './request-state';
+
+interface Turn {
+  readonly req: Request;
+  readonly next: NextFunction;
+}
+
+export class CallerTurns {
+  /** Waiting requests per caller; the Map's insertion order is the turn order. */
+  private readonly waiting = new Map<string, Turn[]>();
+  private scheduled = false;
+  private readonly runNext = () => this.runOne();
+
+  constructor(readonly maxWaiting: number) {}
+
+  /** Queues a request for its caller's turn; false when that caller already has too many waiting. */
+  enqueue(key: string, turn: Turn): boolean {
+    const queue = this.waiting.get(key);
+    if (queue) {
+      if (queue.length >= this.maxWaiting) return false;
+      queue.push(turn);
+    } else {
+      this.waiting.set(key, [turn]);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.runNext);
+    }
+    return true;
+  }
+
+  /** Requests waiting for their turn. */
+  get size(): number {
+    let n = 0;
+    for (const q of this.waiting.values()) n += q.length;
+    return n;
+  }
+
+  /** One turn: the first caller in line runs its oldest request, then goes to the back of the line. */
+  private runOne(): void {
+    let turn: Turn | undefined;
+    while (turn === undefined && this.waiting.size > 0) {
+      const [key, queue] = this.waiting.entries().next().value as [string, Turn[]];
+      turn = queue.shift();
+      this.waiting.delete(key);
+      if (queue.length > 0) this.waiting.set(key, queue);
+      // A client that went away while waiting: nothing to answer, so it costs no turn.
+      if (turn && turn.req.socket.destroyed) turn = undefined;
+    }
+    if (this.waiting.size > 0) setImmediate(this.runNext);
+    else this.scheduled = false;
+    // The request runs in this macrotask; its promises settle before the next turn starts.
+    turn?.next();
+  }
+}
+
+/** Whose turn a request waits for: a known token's person, else the client address. */
+export function turnKey(req: Request, knownCaller: (req: Request) => Caller | null): string {
+  const caller = knownCaller(req);
+  if (caller) return `caller\u0000${caller.issuer}\u0000${caller.subject}`;
+  return `address\u0000${stateOf(req).clientIp(req) ?? ''}`;
+}
+
+/**
+ * The requests that never wait for a turn: the operations the contract declares public and
+ * uncounted at a fixed path (the probes, the key set), so a load balancer always gets its answer.
+ */
+export function neverWaiting(operations: readonly ContractOperation[]): ReadonlySet<string> {
+  return new Set(operations.filter((op) => op.access === 'public' && op.rateLimit === null && !op.path.includes('{')).map((op) => `${op.method} ${op.path}`));
+}
+
+/** Stage: the request waits for its caller's turn (after the request state exists, before any other work). */
+export function callerTurnsStage(turns: CallerTurns, knownCaller: (req: Request) => Caller | null, exempt: ReadonlySet<string>): RequestHandler {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (exempt.size > 0 && exempt.has(`${req.method === 'HEAD' ? 'GET' : req.method} ${req.path}`)) return next();
+    if (!turns.enqueue(turnKey(req, knownCaller), { req, next })) {
+      next(new ApiError('unavailable', `Too many requests of this caller are waiting (${turns.maxWaiting}); retry later.`, {}, { 'Retry-After': '1' }));
+    }
+  };
+}
