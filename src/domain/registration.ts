@@ -8,14 +8,14 @@ import { domainToASCII } from 'node:url';
 import type { Config } from '../config';
 import type { TenantStatus } from '../context/tenant-status';
 import { isUniqueViolation } from '../db/constraint-errors';
-import { TenantRow } from '../db/models';
 import { lockRegistrant, membershipsOf } from '../db/queries/registration';
 import { lockSlug, retiredAmong, takenAmong } from '../db/queries/slugs';
+import { countTenantsCreatedBy } from '../db/queries/tenants';
 import { withPlatformRead, withSavepoint, withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { freeForm, recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
-import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
+import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenant-admin/create-tenant';
 import type { RoleKey } from '../context/roles';
 
 /** The settings registration obeys. */
@@ -206,7 +206,7 @@ export async function registerTenantForCaller(
         tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status },
         admin: { user_id: created.adminUserId, issuer: registrant.issuer, subject: registrant.subject, email: request.adminEmail },
         // `metadata` is the caller's free-form object (up to the 1 MiB body): allow-listed keys only.
-        registration: { ...t.registration, metadata: freeForm(t.registration?.metadata ?? {}) },
+        registration: { ...created.registration, metadata: freeForm(created.registration?.metadata ?? {}) },
         slug_generated: slugGenerated,
       },
     });
@@ -223,7 +223,7 @@ export async function registerTenantForCaller(
 
 /** Tenants the caller registered (deleted ones no longer count). */
 export async function countRegisteredTenants(trx: Transaction, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<number> {
-  return TenantRow.query(trx).where({ created_by_issuer: registrant.issuer, created_by_subject: registrant.subject }).resultSize();
+  return countTenantsCreatedBy(trx, registrant);
 }
 
 /**
