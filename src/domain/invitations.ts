@@ -39,7 +39,7 @@ import { withTenant, type Database, type Transaction } from '../db/tenant-scope'
 import { ApiError } from '../errors';
 import type { Delivery, InvitationMail } from '../mail/invitation-mail';
 import { emailKey, sameEmail } from './email';
-import { recordEvent, type EventOrigin } from './events';
+import { memberData, recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
 import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 import { requireRole } from './roles';
@@ -344,9 +344,8 @@ export async function acceptInvitation(
     // An invitation is consent on both sides: it brings back someone removed earlier.
     await clearRemoval(trx, tenantId, invitee);
     const invitation = await markAccepted(trx, tenantId, inv.id, member.userId);
-    const memberData = { user_id: member.userId, issuer: member.issuer, subject: member.subject, email: member.email, display_name: member.displayName, role: member.role };
-    await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData } });
-    await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.userId }, data: { member: memberData, invitation_id: inv.id } });
+    await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData(member) } });
+    await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.userId }, data: { member: memberData(member), invitation_id: inv.id } });
     return { tenant, member, invitation, permissions };
   });
   if (outcome === 'inviterGone') throw unknownToken();

@@ -12,7 +12,7 @@ import { clearRemoval, markRemoved } from '../db/queries/member-removals';
 import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, membersPage, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
+import { memberData, recordEvent, type EventOrigin } from './events';
 import { revokeInvitationsSentBy } from './invitations';
 import { pageByCreation } from './pagination';
 import { requireRole, rolePermissionsOf } from './roles';
@@ -146,11 +146,6 @@ export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantI
     await recordEvent(sp, origin, { action: 'member.left', tenantId, target: { type: 'member', id: userId }, data: { member: memberData(me) } });
     return { member: me, revokedInvitations: revoked };
   });
-}
-
-/** The fields of a member an event carries. */
-export function memberData(m: Pick<Member, 'userId' | 'issuer' | 'subject' | 'email' | 'displayName' | 'role'>): Record<string, unknown> {
-  return { user_id: m.userId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role };
 }
 
 /** What a role change did: the member after it and the role before. */

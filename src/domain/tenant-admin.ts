@@ -27,4 +27,3 @@ export {
   type TableCounts,
   type TenantDeletion,
 } from './tenant-admin/delete-tenant';
-export { tenantData } from './tenant-admin/tenant-data';

@@ -9,8 +9,8 @@ import { daysFromNow, dueDeletions, isDeletionDue, tryLockScheduledDeletion } fr
 import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
-import { deleteTenant, getTenant, tenantData } from './tenant-admin';
+import { recordEvent, tenantData, type EventOrigin } from './events';
+import { deleteTenant, getTenant } from './tenant-admin';
 
 export const DEFAULT_GRACE_DAYS = 30;
 export const MAX_GRACE_DAYS = 90;

@@ -19,7 +19,7 @@ import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
-import { issueMemberToken } from './member-token';
+import { issueMemberToken } from '../domain/tenant-tokens';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 // One statement (app_tenant_facts) answers an existing member: no transaction stays open.

@@ -23,8 +23,7 @@ import {
   type TenantFactsRow,
 } from '../db/queries/enter-tenant';
 import { bindDirectoryUser, notInDirectory } from '../domain/directory-binding';
-import { originOf, recordEvent } from '../domain/events';
-import { memberData } from '../domain/members';
+import { memberData, originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
 import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';

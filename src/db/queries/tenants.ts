@@ -151,6 +151,13 @@ export async function insertTenantAdmin(
   return memberOf(row);
 }
 
+/** `links` without repeated pairs, in a stable order (as the tenant's events and idempotency hash list them). */
+export function distinctLinks(links: readonly IdentityLink[]): IdentityLink[] {
+  const seen = new Map<string, IdentityLink>();
+  for (const l of links) seen.set(JSON.stringify([l.issuer, l.organizationId]), { issuer: l.issuer, organizationId: l.organizationId });
+  return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, l]) => l);
+}
+
 /** The links of each of `tenantIds`, sorted (a tenant without links is absent from the map). */
 export async function identityLinksOf(trx: Knex.Transaction, tenantIds: readonly string[]): Promise<Map<string, IdentityLink[]>> {
   const out = new Map<string, IdentityLink[]>();

@@ -5,11 +5,10 @@
  * the new tenant.
  */
 import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
-import { insertSampleData, insertTenant, insertTenantAdmin, replaceIdentityLinks } from '../../db/queries/tenants';
+import { distinctLinks, insertSampleData, insertTenant, insertTenantAdmin, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../../db/tenant-scope';
-import { recordEvent, type EventOrigin } from '../events';
+import { linksData, recordEvent, tenantData, type EventOrigin } from '../events';
 import { requestHash, withIdempotencyKey, type IdempotencyInput } from '../idempotency';
-import { distinctLinks, linksData, tenantData } from './tenant-data';
 
 export interface NewTenant {
   name: string;

@@ -5,9 +5,8 @@ import { TENANT_TABLES, type TenantTable } from '../../db/schema';
 import { deleteTenantRow, findTenant } from '../../db/queries/tenants';
 import { withTenant, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
-import { recordEvent, type EventOrigin } from '../events';
-import { getTenant } from './get-tenant';
-import { tenantData, tenantNotFound } from './tenant-data';
+import { recordEvent, tenantData, type EventOrigin } from '../events';
+import { getTenant, tenantNotFound } from './get-tenant';
 
 /**
  * Tenant tables children before parents (TENANT_TABLES lists parents first). Deleting in this

@@ -1,10 +1,10 @@
 /** updateTenant: the fields present change, with tenant.updated (or tenant.approved) in the same transaction. */
 import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
-import { findTenantForUpdate, identityLinksOf, patchTenant, replaceIdentityLinks } from '../../db/queries/tenants';
+import { distinctLinks, findTenantForUpdate, identityLinksOf, patchTenant, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
-import { changedFields, recordEvent, type EventOrigin } from '../events';
-import { distinctLinks, linksData, tenantData, tenantNotFound } from './tenant-data';
+import { changedFields, linksData, recordEvent, tenantData, type EventOrigin } from '../events';
+import { tenantNotFound } from './get-tenant';
 
 export interface TenantPatch {
   name?: string;
