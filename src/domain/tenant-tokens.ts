@@ -248,7 +248,7 @@ export function isTenantTokenClaims(claims: Readonly<Record<string, unknown>>, c
 }
 
 /**
- * The tenant token of the entered member, as both `GET /api/tenant/token` (issueTenantToken) and
+ * The tenant token of the entered member, as both `POST /api/tenant/token` (issueTenantToken) and
  * the gateway decision's `X-Tenant-Token` hand it out: members only, minted, counted. 403 when
  * the caller is not a member.
  */
