@@ -9,6 +9,7 @@
  */
 import type { Knex } from 'knex';
 import type { Member, RoleKey } from '../../context/entities';
+import { ADMIN_ROLE } from '../../context/roles';
 import { UserRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 
@@ -32,7 +33,7 @@ export async function membersPage(trx: Knex.Transaction, tenantId: string, limit
  * holds on its caller's row (app_tenant_facts), so it never waits for ordinary traffic.
  */
 export async function lockAdmins(trx: Knex.Transaction, tenantId: string): Promise<string[]> {
-  const rows = (await trx('users').where({ tenant_id: tenantId, role: 'admin' }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;
+  const rows = (await trx('users').where({ tenant_id: tenantId, role: ADMIN_ROLE }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;
   return rows.map((r) => r.id);
 }
 
