@@ -60,6 +60,12 @@ const DB_ONLY_PATHS = [
   { name: 'objection', message: 'Objection belongs in src/db: use the models of src/db/models.ts and the queries of src/db/queries.' },
   { name: 'pg', message: 'SQL belongs in src/db.' },
 ];
+// Rows stay in src/db: the query modules map them to the domain types (src/context/entities.ts)
+// once, so no layer above reaches a table through a model (docs/architecture.md#one-vocabulary).
+const MODELS_ONLY_IN_DB = {
+  regex: importOf('db/models'),
+  message: 'Models are rows and stay in src/db: call a function of src/db/queries, which returns the domain types of src/context/entities.ts.',
+};
 const OUTSIDE_DB_SYNTAX = [
   {
     selector: "CallExpression[callee.property.name=/^(raw|whereRaw|orWhereRaw|havingRaw|orderByRaw|joinRaw|fromRaw|selectRaw)$/]",
@@ -90,14 +96,14 @@ const CONSOLE_FORBIDDEN_GLOBALS = [
 /** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
 const layerConfigs = LAYERS.map((layer) => {
   const outsideDb = !layer.sql;
-  const patterns = [LIBRARY_INTERNALS, ...layerPatterns(layer)];
+  const patterns = [LIBRARY_INTERNALS, ...(outsideDb ? [MODELS_ONLY_IN_DB] : []), ...layerPatterns(layer)];
   const options = { paths: outsideDb ? DB_ONLY_PATHS : [], patterns };
   return {
     files: layer.files,
     rules: {
       // The neutral module may name a layer's types (erased at run time), never import its code.
       ...(layer.name === 'neutral'
-        ? { 'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS] }], '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerPatterns(layer).map((p) => ({ ...p, allowTypeImports: true })) }] }
+        ? { 'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB] }], '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerPatterns(layer).map((p) => ({ ...p, allowTypeImports: true })) }] }
         : { 'no-restricted-imports': ['error', options] }),
       'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...(outsideDb ? OUTSIDE_DB_SYNTAX : [])],
     },
@@ -125,7 +131,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS] }],
+      'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB] }],
       'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...OUTSIDE_DB_SYNTAX],
     },
   },

@@ -4,7 +4,7 @@
 import { noPlatformAdminReason } from './admin-issuers';
 import type { Logger } from 'pino';
 import { loadOrCreateLocalKeys } from './auth/local-keys';
-import { TenantTokenKeys, type TenantTokenKeyOptions } from './auth/tenant-tokens';
+import { TenantTokenKeys, type TenantTokenKeyOptions } from './domain/tenant-tokens';
 import type { Config } from './config';
 import type { Database } from './db/tenant-scope';
 import { createMetrics } from './http/metrics';

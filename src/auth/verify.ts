@@ -14,7 +14,7 @@ import { ApiError } from '../errors';
 import { readClaim, type Caller } from '../context/claims';
 import { createJwksCache, JwksUnavailableError, type JwksCacheOptions } from './jwks-cache';
 import { LOCAL_ISSUER, type LocalKeys } from './local-keys';
-import { isTenantTokenClaims } from './tenant-tokens';
+import { isTenantTokenClaims } from '../domain/tenant-tokens';
 import { VerifiedTokenCache } from './token-cache';
 
 

@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { LocalKeys } from '../auth/local-keys';
-import type { TenantTokenKeys } from '../auth/tenant-tokens';
+import type { TenantTokenKeys } from '../domain/tenant-tokens';
 import type { AuthenticatorOptions } from '../auth/verify';
 import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';

@@ -7,8 +7,7 @@ import type { Caller, TenantSource } from './claims';
 import type { Config } from '../config';
 import type { Transaction } from '../db/tenant-scope';
 import type { AppServices } from './app-services';
-import type { TenantStatus } from './tenant-status';
-import type { RoleKey } from './roles';
+import type { Membership, Tenant } from './entities';
 
 export interface RequestContext {
   readonly requestId: string;
@@ -26,37 +25,11 @@ export interface AuthenticatedContext extends RequestContext {
   readonly caller: Caller;
 }
 
-export interface ResolvedTenant {
-  readonly id: string;
-  readonly name: string;
-  readonly slug: string;
-  readonly settings: Record<string, unknown>;
-  readonly status: TenantStatus;
-  readonly isDefault: boolean;
-  readonly provisionFromClaims: boolean;
-  readonly claimsIssuer: string | null;
-  readonly rolesFromClaims: boolean;
-  /** (issuer, organization id) pairs naming this tenant (docs/identity-providers.md#organization-ids). */
-  readonly identityLinks: ReadonlyArray<{ readonly issuer: string; readonly organizationId: string }>;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
-
-export interface Membership {
-  readonly userId: string;
-  readonly issuer: string;
-  readonly subject: string;
-  readonly email: string | null;
-  readonly displayName: string | null;
-  readonly role: RoleKey;
-  /** The role's permissions, sorted (docs/roles.md). */
-  readonly permissions: readonly string[];
-  readonly createdAt: Date;
-}
+export type { Membership } from './entities';
 
 /** The resolved tenant of a request and the caller's place in it (docs/tenants.md#tenant-resolution). */
 export interface EnteredTenant extends AuthenticatedContext {
-  readonly tenant: ResolvedTenant;
+  readonly tenant: Tenant;
   /** The caller's membership; null for a platform admin who is not a member. */
   readonly membership: Membership | null;
   readonly source: TenantSource;

@@ -2,8 +2,7 @@
  * Boards: the tenant's own content. Every function takes the request's tenant-scoped
  * transaction, so row-level security confines it to that tenant whatever the query says.
  */
-import { BoardMemberRow, BoardRow, GenerationRow } from '../db/models';
-import { boardsPage, type BoardFields } from '../db/queries/boards-page';
+import { boardsPage, findBoardWithGenerations, insertBoard, type BoardFields, type GenerationFields } from '../db/queries/boards';
 import type { Transaction } from '../db/tenant-scope';
 import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
@@ -20,11 +19,8 @@ export async function createBoard(
   origin: EventOrigin,
   tenantId: string,
   input: { name: string; description?: string | null; createdBy: string | null },
-): Promise<BoardRow> {
-  const board = await BoardRow.query(trx)
-    .insert({ tenant_id: tenantId, name: input.name, description: input.description ?? null, created_by: input.createdBy })
-    .returning('*');
-  if (input.createdBy) await BoardMemberRow.query(trx).insert({ tenant_id: tenantId, board_id: board.id, user_id: input.createdBy, role: 'owner' });
+): Promise<BoardFields> {
+  const board = await insertBoard(trx, tenantId, { name: input.name, description: input.description ?? null, createdBy: input.createdBy });
   await recordEvent(trx, origin, {
     action: 'board.created',
     tenantId,
@@ -35,9 +31,6 @@ export async function createBoard(
 }
 
 /** A board with its generations, or null when the tenant has no such board. */
-export async function getBoardWithGenerations(trx: Transaction, tenantId: string, boardId: string): Promise<{ board: BoardRow; generations: GenerationRow[] } | null> {
-  const board = await BoardRow.query(trx).findById([tenantId, boardId]);
-  if (!board) return null;
-  const generations = (await board.$relatedQuery('generations', trx).orderBy([{ column: 'created_at' }, { column: 'id' }])) as GenerationRow[];
-  return { board, generations };
+export async function getBoardWithGenerations(trx: Transaction, tenantId: string, boardId: string): Promise<{ board: BoardFields; generations: GenerationFields[] } | null> {
+  return findBoardWithGenerations(trx, tenantId, boardId);
 }

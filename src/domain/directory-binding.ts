@@ -30,12 +30,12 @@ export async function bindDirectoryUser(
     role: du.role,
   });
   if (!inserted || !inserted.made) return false;
-  await bindRow(trx, b.tenantId, du.id, inserted.row.id);
+  await bindRow(trx, b.tenantId, du.id, inserted.member.userId);
   await recordEvent(trx, origin, {
     action: 'member.updated',
     tenantId: b.tenantId,
-    target: { type: 'member', id: inserted.row.id },
-    data: { member: { user_id: inserted.row.id, directory_user_id: du.id, user_name: du.user_name, issuer: b.caller.issuer, subject: b.caller.subject, role: du.role }, bound: true, source: 'directory' },
+    target: { type: 'member', id: inserted.member.userId },
+    data: { member: { user_id: inserted.member.userId, directory_user_id: du.id, user_name: du.user_name, issuer: b.caller.issuer, subject: b.caller.subject, role: du.role }, bound: true, source: 'directory' },
   });
   return true;
 }

@@ -10,6 +10,8 @@ import { ApiError } from '../errors';
 import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
 import { decodeCursor, encodeCursor } from './pagination';
 import type { EventAction } from '../context/event-actions';
+import type { IdentityLink, Member, Tenant } from '../context/entities';
+import { freeForm } from './event-data';
 
 export { freeForm } from './event-data';
 
@@ -119,6 +121,19 @@ export async function recordEvent(trx: Transaction, origin: EventOrigin, event: 
   // The Standard Webhooks payload: {type, timestamp, data}.
   await insertEventWithDeliveries(trx, row, { type: body.action, timestamp: body.occurred_at, data: body });
   return body;
+}
+
+/** The fields of a tenant an event carries; `settings` only as far as SERVICE_EVENT_SETTINGS_KEYS allows. */
+export function tenantData(t: Tenant): Record<string, unknown> {
+  return { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status, is_default: t.isDefault };
+}
+
+/** Identity links as events (and the create's idempotency hash) spell them. */
+export const linksData = (links: readonly IdentityLink[]) => links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId }));
+
+/** The fields of a member an event carries. */
+export function memberData(m: Pick<Member, 'userId' | 'issuer' | 'subject' | 'email' | 'displayName' | 'role'>): Record<string, unknown> {
+  return { user_id: m.userId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role };
 }
 
 /** The changed fields of an update as `{before, after}` (only keys whose values differ). */

@@ -12,7 +12,8 @@
  * link (never the token) goes into invitation.created/resent.
  */
 import crypto from 'node:crypto';
-import type { InvitationRow, TenantRow, UserRow } from '../db/models';
+import type { Member, Tenant, TenantStatus } from '../context/entities';
+import type { InvitationRecord } from '../db/queries/invitations';
 import { lockInviter, memberWithEmailExists } from '../db/queries/members';
 import {
   countInvitations,
@@ -38,7 +39,7 @@ import { withTenant, type Database, type Transaction } from '../db/tenant-scope'
 import { ApiError } from '../errors';
 import type { Delivery, InvitationMail } from '../mail/invitation-mail';
 import { emailKey, sameEmail } from './email';
-import { recordEvent, type EventOrigin } from './events';
+import { memberData, recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
 import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 import { requireRole } from './roles';
@@ -46,7 +47,7 @@ import { requireRole } from './roles';
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
 /** The status a reader sees: a pending invitation past its expiry is `expired`. */
-export function effectiveStatus(row: Pick<InvitationRow, 'status' | 'expires_at'>, now: Date = new Date()): InvitationStatus {
+export function effectiveStatus(row: Pick<InvitationRecord, 'status' | 'expires_at'>, now: Date = new Date()): InvitationStatus {
   if (row.status === 'pending' && new Date(row.expires_at).getTime() <= now.getTime()) return 'expired';
   return row.status;
 }
@@ -88,7 +89,7 @@ export interface InvitationContext {
 }
 
 export interface IssuedInvitation {
-  invitation: InvitationRow;
+  invitation: InvitationRecord;
   token: string;
   acceptUrl: string | null;
 }
@@ -98,7 +99,7 @@ export interface IssuedInvitation {
  * records its outcome in a short second transaction, unless the invitation was resent with
  * another token (or deleted with its tenant) in between.
  */
-async function deliver(db: Database, ctx: InvitationContext, row: InvitationRow, token: string, hash: string): Promise<IssuedInvitation> {
+async function deliver(db: Database, ctx: InvitationContext, row: InvitationRecord, token: string, hash: string): Promise<IssuedInvitation> {
   const link = acceptUrl(ctx.frontendBaseUrl, token);
   const delivery = await ctx.send({
     to: row.email,
@@ -235,7 +236,7 @@ export async function revokeInvitationsSentBy(trx: Transaction, origin: EventOri
 }
 
 /** Revokes a pending or expired invitation; a revoked one is returned unchanged. */
-export async function revokeInvitation(trx: Transaction, origin: EventOrigin, tenantId: string, id: string): Promise<InvitationRow> {
+export async function revokeInvitation(trx: Transaction, origin: EventOrigin, tenantId: string, id: string): Promise<InvitationRecord> {
   const current = await findInvitationForUpdate(trx, tenantId, id);
   if (!current) throw notFound(id);
   if (current.status === 'revoked') return current;
@@ -248,7 +249,7 @@ export async function revokeInvitation(trx: Transaction, origin: EventOrigin, te
 }
 
 export interface InvitationPage {
-  invitations: InvitationRow[];
+  invitations: InvitationRecord[];
   totalCount: number;
   nextCursor: string | null;
 }
@@ -277,9 +278,9 @@ export interface Invitee {
 }
 
 export interface Acceptance {
-  tenant: TenantRow;
-  member: UserRow;
-  invitation: InvitationRow;
+  tenant: Tenant;
+  member: Member;
+  invitation: InvitationRecord;
   /** The permissions of the member's role, sorted. */
   permissions: readonly string[];
 }
@@ -298,7 +299,7 @@ export async function acceptInvitation(
   invitee: Invitee,
   token: string,
   /** The decision's refusal of a tenant that is not active (src/tenancy/decide.ts `statusRefusal`). */
-  statusRefusal: (slug: string, status: TenantRow['status']) => ApiError | null,
+  statusRefusal: (slug: string, status: TenantStatus) => ApiError | null,
 ): Promise<Acceptance> {
   const hash = hashInvitationToken(token);
   const tenantId = await tenantOfInvitationToken(db, hash);
@@ -342,10 +343,9 @@ export async function acceptInvitation(
     if (!member) throw new ApiError('conflict', `You are already a member of tenant '${tenant.slug}'.`);
     // An invitation is consent on both sides: it brings back someone removed earlier.
     await clearRemoval(trx, tenantId, invitee);
-    const invitation = await markAccepted(trx, tenantId, inv.id, member.id);
-    const memberData = { user_id: member.id, issuer: member.issuer, subject: member.subject, email: member.email, display_name: member.display_name, role: member.role };
-    await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData } });
-    await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.id }, data: { member: memberData, invitation_id: inv.id } });
+    const invitation = await markAccepted(trx, tenantId, inv.id, member.userId);
+    await recordEvent(trx, origin, { action: 'invitation.accepted', tenantId, target: { type: 'invitation', id: inv.id }, data: { invitation: invitationData(invitation), member: memberData(member) } });
+    await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: member.userId }, data: { member: memberData(member), invitation_id: inv.id } });
     return { tenant, member, invitation, permissions };
   });
   if (outcome === 'inviterGone') throw unknownToken();
@@ -353,7 +353,7 @@ export async function acceptInvitation(
 }
 
 /** The fields of an invitation an event carries (never its token or token hash). */
-function invitationData(r: InvitationRow): Record<string, unknown> {
+function invitationData(r: InvitationRecord): Record<string, unknown> {
   return {
     invitation_id: r.id,
     email: r.email,

@@ -6,14 +6,13 @@
  * a departure leaves a mark that only an invitation or `addMember` clears
  * (docs/security.md#a-removal-sticks).
  */
+import type { Member } from '../context/entities';
 import { directoryBoundMembers } from '../db/queries/directory-users';
-import { UserRow } from '../db/models';
-import { fetchKeysetRows } from '../db/queries/keyset-page';
 import { clearRemoval, markRemoved } from '../db/queries/member-removals';
-import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, setMemberRole } from '../db/queries/members';
+import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, membersPage, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
+import { memberData, recordEvent, type EventOrigin } from './events';
 import { revokeInvitationsSentBy } from './invitations';
 import { pageByCreation } from './pagination';
 import { requireRole, rolePermissionsOf } from './roles';
@@ -21,7 +20,7 @@ import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 
 /** A member and the permissions of their role (sorted). */
 export interface MemberWithPermissions {
-  readonly member: UserRow;
+  readonly member: Member;
   readonly permissions: readonly string[];
   /** True when the membership is a directory user's (docs/directory-sync.md); set by member listings. */
   readonly directoryManaged?: boolean;
@@ -29,10 +28,10 @@ export interface MemberWithPermissions {
 
 /** One page of the tenant's members, oldest first, each with their role's permissions. */
 export async function listMembers(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: MemberWithPermissions[]; nextCursor: string | null }> {
-  const { page, nextCursor } = await pageByCreation((limit, after) => fetchKeysetRows(UserRow.query(trx).where({ tenant_id: tenantId }), limit, after), opts);
+  const { page, nextCursor } = await pageByCreation((limit, after) => membersPage(trx, tenantId, limit, after), opts);
   const permissions = await rolePermissionsOf(trx, tenantId);
-  const directory = await directoryBoundMembers(trx, tenantId, page.map((m) => m.id));
-  return { members: page.map((member) => ({ member, permissions: permissions.get(member.role) ?? [], directoryManaged: directory.has(member.id) })), nextCursor };
+  const directory = await directoryBoundMembers(trx, tenantId, page.map((p) => p.member.userId));
+  return { members: page.map(({ member }) => ({ member, permissions: permissions.get(member.role) ?? [], directoryManaged: directory.has(member.userId) })), nextCursor };
 }
 
 export interface NewMember {
@@ -53,7 +52,7 @@ export async function addMember(trx: Transaction, origin: EventOrigin, tenantId:
   if (!row) throw new ApiError('conflict', `Subject '${m.subject}' of issuer '${m.issuer}' is already a member of this tenant.`);
   // The operator's add brings back someone removed earlier (docs/security.md#a-removal-sticks).
   await clearRemoval(trx, tenantId, m);
-  await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.id }, data: { member: memberData(row) } });
+  await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.userId }, data: { member: memberData(row) } });
   return { member: row, permissions: role.permissions };
 }
 
@@ -103,7 +102,7 @@ export async function removeMember(trx: Transaction, origin: EventOrigin, tenant
     assertStillAdmin(actor, admins);
     if (!locked) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
     const target = (await findMemberForUpdate(sp, tenantId, userId))!;
-    if (target.role === 'admin' && admins.length <= 1) {
+    if (target.role === ADMIN_ROLE && admins.length <= 1) {
       throw new ApiError(
         'conflict',
         'The last admin of a tenant cannot be removed; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).',
@@ -119,7 +118,7 @@ export async function removeMember(trx: Transaction, origin: EventOrigin, tenant
 
 /** What leaving did: the membership that ended and how many invitations it revoked. */
 export interface Departure {
-  member: UserRow;
+  member: Member;
   revokedInvitations: number;
 }
 
@@ -135,7 +134,7 @@ export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantI
     // Removed by an admin while this request waited.
     if (!locked) throw new ApiError('notFound', `You are no longer a member of tenant '${tenantSlug}'.`);
     const me = (await findMemberForUpdate(sp, tenantId, userId))!;
-    if (me.role === 'admin' && admins.length <= 1) {
+    if (me.role === ADMIN_ROLE && admins.length <= 1) {
       throw new ApiError(
         'conflict',
         `You are the last admin of tenant '${tenantSlug}' and cannot leave it; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).`,
@@ -149,14 +148,9 @@ export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantI
   });
 }
 
-/** The fields of a member an event carries. */
-export function memberData(u: Pick<UserRow, 'id' | 'issuer' | 'subject' | 'email' | 'display_name' | 'role'>): Record<string, unknown> {
-  return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role };
-}
-
 /** What a role change did: the member after it and the role before. */
 export interface RoleChange {
-  member: UserRow;
+  member: Member;
   previousRole: RoleKey;
   changed: boolean;
   /** The permissions of the member's (new) role. */

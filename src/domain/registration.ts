@@ -8,15 +8,14 @@ import { domainToASCII } from 'node:url';
 import type { Config } from '../config';
 import type { TenantStatus } from '../context/tenant-status';
 import { isUniqueViolation } from '../db/constraint-errors';
-import { TenantRow } from '../db/models';
-import { lockRegistrant, membershipsOf } from '../db/queries/registration';
+import { lockRegistrant, membershipsOf, type CallerMembership } from '../db/queries/registration';
 import { lockSlug, retiredAmong, takenAmong } from '../db/queries/slugs';
+import { countTenantsCreatedBy } from '../db/queries/tenants';
 import { withPlatformRead, withSavepoint, withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { freeForm, recordEvent, type EventOrigin } from './events';
 import { baseSlugFromName, MAX_GENERATED_SLUG_LENGTH, slugCandidates } from './slug';
-import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenants';
-import type { RoleKey } from '../context/roles';
+import { createTenantWithSampleData, type CreatedTenant, type NewTenant } from './tenant-admin/create-tenant';
 
 /** The settings registration obeys. */
 export type RegistrationPolicy = Pick<
@@ -60,16 +59,7 @@ export interface Registration {
   readonly slugGenerated: boolean;
 }
 
-/** One of the caller's memberships, for `GET /api/tenants/mine`. */
-export interface CallerMembership {
-  readonly tenantId: string;
-  readonly name: string;
-  readonly slug: string;
-  readonly status: TenantStatus;
-  readonly role: RoleKey;
-  readonly permissions: readonly string[];
-  readonly joinedAt: Date;
-}
+export type { CallerMembership } from '../db/queries/registration';
 
 /** Candidates checked per query while looking for a free generated slug. */
 const CANDIDATE_BATCH = 50;
@@ -206,7 +196,7 @@ export async function registerTenantForCaller(
         tenant: { tenant_id: t.id, name: t.name, slug: t.slug, settings: freeForm(t.settings), status: t.status },
         admin: { user_id: created.adminUserId, issuer: registrant.issuer, subject: registrant.subject, email: request.adminEmail },
         // `metadata` is the caller's free-form object (up to the 1 MiB body): allow-listed keys only.
-        registration: { ...t.registration, metadata: freeForm(t.registration?.metadata ?? {}) },
+        registration: { ...created.registration, metadata: freeForm(created.registration?.metadata ?? {}) },
         slug_generated: slugGenerated,
       },
     });
@@ -223,7 +213,7 @@ export async function registerTenantForCaller(
 
 /** Tenants the caller registered (deleted ones no longer count). */
 export async function countRegisteredTenants(trx: Transaction, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<number> {
-  return TenantRow.query(trx).where({ created_by_issuer: registrant.issuer, created_by_subject: registrant.subject }).resultSize();
+  return countTenantsCreatedBy(trx, registrant);
 }
 
 /**
@@ -232,8 +222,7 @@ export async function countRegisteredTenants(trx: Transaction, registrant: Pick<
  * the caller's own (issuer, subject).
  */
 export async function listCallerMemberships(db: Database, registrant: Pick<Registrant, 'issuer' | 'subject'>): Promise<CallerMembership[]> {
-  const rows = await withPlatformRead(db, (trx) => membershipsOf(trx, registrant.issuer, registrant.subject));
-  return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, permissions: r.permissions, joinedAt: r.created_at }));
+  return withPlatformRead(db, (trx) => membershipsOf(trx, registrant.issuer, registrant.subject));
 }
 
 /**

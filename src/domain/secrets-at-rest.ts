@@ -5,7 +5,7 @@
  * plain one beside it (a rotation, the first key, a new webhook): that would undo the
  * encryption silently, so it refuses with 503 and its operator sets the secret.
  */
-import { hasEncryptedTenantTokenKeys } from '../db/queries/tenant-token-keys';
+import { hasEncryptedTenantTokenKeys } from '../db/queries/tenant-tokens';
 import { hasSealedWebhookSecrets, selectPlainWebhookSecrets, updateWebhookSecret } from '../db/queries/webhooks';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';

@@ -2,7 +2,7 @@
  * Setup status (docs/tenants.md#tenant-administration): what this deployment is running on and what
  * to change before production. Reads only: computing it never creates or changes a row.
  */
-import { readTenantFacts } from '../db/queries/setup-status';
+import { readTenantCounts } from '../db/queries/setup-status';
 import { withService, type Database } from '../db/tenant-scope';
 import { noPlatformAdminReason } from '../admin-issuers';
 import type { AuthProvider, Config } from '../config';
@@ -174,7 +174,7 @@ export async function getSetupStatus(db: Database, env: SetupEnvironment): Promi
   const { config } = env;
   const { facts, encryptedSecretsHeld } = await withService(
     db,
-    async (trx) => ({ facts: await readTenantFacts(trx, config.defaultTenantSlug), encryptedSecretsHeld: config.keyEncryptionSecret === null && (await holdsEncryptedSecrets(trx)) }),
+    async (trx) => ({ facts: await readTenantCounts(trx, config.defaultTenantSlug), encryptedSecretsHeld: config.keyEncryptionSecret === null && (await holdsEncryptedSecrets(trx)) }),
     { readOnly: true },
   );
   const hasDefaultTenant = facts.defaultTenant !== null;

@@ -1,11 +1,19 @@
 /**
- * Tenant administration (docs/tenants.md#tenant-administration): create (with Idempotency-Key),
+ * The tenant module (docs/tenants.md#tenant-administration): create (with Idempotency-Key),
  * list, get, update and delete (batched, with a dry run), one file per operation under
  * tenant-admin/. Platform-level: the `tenants` table has no row-level security, while every
  * tenant-owned row is touched only inside `withTenant`.
  */
 export { IDEMPOTENCY_WINDOW_HOURS, type IdempotencyInput } from './idempotency';
-export { createRequestHash, createTenant, type CreateTenantInput, type TenantCreation } from './tenant-admin/create-tenant';
+export {
+  createRequestHash,
+  createTenant,
+  createTenantWithSampleData,
+  type CreatedTenant,
+  type CreateTenantInput,
+  type NewTenant,
+  type TenantCreation,
+} from './tenant-admin/create-tenant';
 export { containsPattern, DEFAULT_PAGE_SIZE, listTenants, MAX_PAGE_SIZE, type ListTenantsInput, type TenantPage } from './tenant-admin/list-tenants';
 export { getTenant } from './tenant-admin/get-tenant';
 export { updateTenant, type TenantPatch } from './tenant-admin/update-tenant';
@@ -19,4 +27,3 @@ export {
   type TableCounts,
   type TenantDeletion,
 } from './tenant-admin/delete-tenant';
-export { tenantData, type IdentityLink, type LinkedTenantRow } from './tenant-admin/tenant-rows';

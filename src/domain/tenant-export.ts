@@ -12,8 +12,8 @@ import crypto from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { SCHEMA_VERSION } from '../db/database';
-import { TenantRow } from '../db/models';
 import { streamTenantRows } from '../db/queries/tenant-export';
+import { findTenant } from '../db/queries/tenants';
 import { TENANT_DATA_TABLES } from '../db/schema';
 import { withService, withTenantSnapshot, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -59,7 +59,7 @@ async function put(out: NodeJS.WritableStream, text: string): Promise<void> {
  */
 export async function exportTenant(db: Database, origin: EventOrigin, id: string): Promise<TenantExport> {
   const tenant = await withService(db, async (trx) => {
-    const row = await TenantRow.query(trx).findById(id);
+    const row = await findTenant(trx, id);
     if (!row) throw new ApiError('tenantNotFound', `Tenant with ID ${id} not found.`);
     await recordEvent(trx, origin, {
       action: 'tenant.exported',

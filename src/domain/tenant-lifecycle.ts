@@ -4,13 +4,13 @@
  * level: the `tenants` row is changed in a service transaction, with its event. What a status
  * means to requests is decided in src/tenancy/decide.ts.
  */
-import { databaseNow, type TenantRow } from '../db/models';
+import type { Tenant } from '../context/entities';
 import { daysFromNow, dueDeletions, isDeletionDue, tryLockScheduledDeletion } from '../db/queries/tenant-lifecycle';
 import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, type EventOrigin } from './events';
-import { deleteTenant, getTenant, tenantData, type LinkedTenantRow } from './tenant-admin';
+import { recordEvent, tenantData, type EventOrigin } from './events';
+import { deleteTenant, getTenant } from './tenant-admin';
 
 export const DEFAULT_GRACE_DAYS = 30;
 export const MAX_GRACE_DAYS = 90;
@@ -26,15 +26,16 @@ export const SCHEDULE_ORIGIN: EventOrigin = {
 const notFound = (id: string) => new ApiError('tenantNotFound', `Tenant with ID ${id} not found.`);
 
 /** The fields an event of this module shows about the lifecycle. */
-function lifecycleData(t: TenantRow): Record<string, unknown> {
+function lifecycleData(t: Tenant): Record<string, unknown> {
+  const { suspendedAt, deleteAfter } = t.lifecycle ?? { suspendedAt: null, deleteAfter: null };
   return {
-    suspended_at: t.suspended_at ? new Date(t.suspended_at).toISOString() : null,
-    delete_after: t.delete_after ? new Date(t.delete_after).toISOString() : null,
+    suspended_at: suspendedAt ? new Date(suspendedAt).toISOString() : null,
+    delete_after: deleteAfter ? new Date(deleteAfter).toISOString() : null,
   };
 }
 
 /** Runs `fn` on the tenant locked for update (404 when absent), then returns it with its links. */
-async function changeTenant(db: Database, id: string, fn: (trx: Transaction, current: TenantRow) => Promise<void>): Promise<LinkedTenantRow> {
+async function changeTenant(db: Database, id: string, fn: (trx: Transaction, current: Tenant) => Promise<void>): Promise<Tenant> {
   await withService(db, async (trx) => {
     const current = await findTenantForUpdate(trx, id);
     if (!current) throw notFound(id);
@@ -43,8 +44,8 @@ async function changeTenant(db: Database, id: string, fn: (trx: Transaction, cur
   return getTenant(db, id);
 }
 
-function refuseDefault(current: TenantRow, multiTenantMode: boolean, what: string): void {
-  if (current.is_default && !multiTenantMode) {
+function refuseDefault(current: Tenant, multiTenantMode: boolean, what: string): void {
+  if (current.isDefault && !multiTenantMode) {
     throw new ApiError('badRequest', `The default tenant '${current.slug}' cannot be ${what} in single-tenant mode: every request uses it.`);
   }
 }
@@ -53,13 +54,13 @@ function refuseDefault(current: TenantRow, multiTenantMode: boolean, what: strin
  * Suspends an active tenant: every tenant-scoped request to it is refused (403 `Tenant
  * suspended`) until it is reactivated; its data is kept. The reason is for operators only.
  */
-export async function suspendTenant(db: Database, origin: EventOrigin, id: string, reason: string, opts: { multiTenantMode: boolean }): Promise<LinkedTenantRow> {
+export async function suspendTenant(db: Database, origin: EventOrigin, id: string, reason: string, opts: { multiTenantMode: boolean }): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
     refuseDefault(current, opts.multiTenantMode, 'suspended');
     if (current.status !== 'active') {
       throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; only an active tenant can be suspended.`);
     }
-    const row = await patchTenant(trx, id, { status: 'suspended', suspended_at: databaseNow(), suspension_reason: reason, updated_at: databaseNow() });
+    const row = await patchTenant(trx, id, { status: 'suspended', suspendedAt: 'now', suspensionReason: reason });
     await recordEvent(trx, origin, {
       action: 'tenant.suspended',
       tenantId: id,
@@ -70,12 +71,12 @@ export async function suspendTenant(db: Database, origin: EventOrigin, id: strin
 }
 
 /** Reactivates a suspended tenant: its requests are admitted again. */
-export async function reactivateTenant(db: Database, origin: EventOrigin, id: string): Promise<LinkedTenantRow> {
+export async function reactivateTenant(db: Database, origin: EventOrigin, id: string): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
     if (current.status !== 'suspended') {
       throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}, not suspended.${current.status === 'pending_deletion' ? ' Cancel its scheduled deletion first.' : ''}`);
     }
-    const row = await patchTenant(trx, id, { status: 'active', suspended_at: null, suspension_reason: null, updated_at: databaseNow() });
+    const row = await patchTenant(trx, id, { status: 'active', suspendedAt: null, suspensionReason: null });
     await recordEvent(trx, origin, {
       action: 'tenant.reactivated',
       tenantId: id,
@@ -90,17 +91,17 @@ export async function reactivateTenant(db: Database, origin: EventOrigin, id: st
  * suspended tenant, and a cancel restores the status it had. Then one instance deletes it
  * (`runDueDeletions`).
  */
-export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, id: string, graceDays: number, opts: { multiTenantMode: boolean }): Promise<LinkedTenantRow> {
+export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, id: string, graceDays: number, opts: { multiTenantMode: boolean }): Promise<Tenant> {
   if (!Number.isInteger(graceDays) || graceDays < 1 || graceDays > MAX_GRACE_DAYS) {
     throw new ApiError('validation', `body.grace_days must be an integer from 1 to ${MAX_GRACE_DAYS}.`);
   }
   return changeTenant(db, id, async (trx, current) => {
     refuseDefault(current, opts.multiTenantMode, 'scheduled for deletion');
     if (current.status === 'pending_deletion') {
-      throw new ApiError('conflict', `Tenant '${current.slug}' is already scheduled for deletion (after ${new Date(current.delete_after!).toISOString()}); cancel it first to change the date.`);
+      throw new ApiError('conflict', `Tenant '${current.slug}' is already scheduled for deletion (after ${new Date(current.lifecycle!.deleteAfter!).toISOString()}); cancel it first to change the date.`);
     }
     const deleteAfter = await daysFromNow(trx, graceDays);
-    const row = await patchTenant(trx, id, { status: 'pending_deletion', status_before_deletion: current.status, delete_after: deleteAfter, updated_at: databaseNow() });
+    const row = await patchTenant(trx, id, { status: 'pending_deletion', statusBeforeDeletion: current.status, deleteAfter });
     await recordEvent(trx, origin, {
       action: 'tenant.deletion_scheduled',
       tenantId: id,
@@ -111,17 +112,17 @@ export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, 
 }
 
 /** Cancels a scheduled deletion: the tenant gets back the status it had (409 while the deletion runs). */
-export async function cancelTenantDeletion(db: Database, origin: EventOrigin, id: string): Promise<LinkedTenantRow> {
+export async function cancelTenantDeletion(db: Database, origin: EventOrigin, id: string): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
     if (current.status !== 'pending_deletion') throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; no deletion is scheduled.`);
     if (!(await tryLockScheduledDeletion(trx, id))) throw new ApiError('conflict', `The scheduled deletion of tenant '${current.slug}' is running; it can no longer be cancelled.`);
-    const restored = current.status_before_deletion!;
-    const row = await patchTenant(trx, id, { status: restored, status_before_deletion: null, delete_after: null, updated_at: databaseNow() });
+    const restored = current.lifecycle!.statusBeforeDeletion!;
+    const row = await patchTenant(trx, id, { status: restored, statusBeforeDeletion: null, deleteAfter: null });
     await recordEvent(trx, origin, {
       action: 'tenant.deletion_cancelled',
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(row), cancelled_delete_after: new Date(current.delete_after!).toISOString(), before: { status: current.status }, after: { status: row.status } },
+      data: { tenant: tenantData(row), cancelled_delete_after: new Date(current.lifecycle!.deleteAfter!).toISOString(), before: { status: current.status }, after: { status: row.status } },
     });
   });
 }

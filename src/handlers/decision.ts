@@ -7,7 +7,7 @@
 import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
 import { decideProductAccess } from '../tenancy/decide';
 import { subjectHeaderValue } from '../http/decision';
-import { issueMemberToken } from './member-token';
+import { issueMemberToken } from '../domain/tenant-tokens';
 import { tenantRead, type HandlerInput, type Reply } from './types';
 
 export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {

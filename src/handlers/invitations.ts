@@ -16,7 +16,7 @@ import type {
   RevokeInvitationData,
   RevokeInvitationResponses,
 } from '../../generated/types.gen';
-import type { InvitationRow } from '../db/models';
+import type { InvitationRecord } from '../db/queries/invitations';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
 import { statusRefusal } from '../tenancy/decide';
@@ -29,7 +29,7 @@ const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).
 const isoOrNull = (d: Date | string | null): string | null => (d === null ? null : iso(d));
 
 /** An invitations row as the Invitation schema (never its token hash). */
-function toInvitation(r: InvitationRow): Invitation {
+function toInvitation(r: InvitationRecord): Invitation {
   return {
     invitation_id: r.id,
     tenant_id: r.tenant_id,
@@ -107,7 +107,7 @@ export const acceptInvitation = authenticated(
     const { issuer, subject, email, emailVerified, name } = ctx.caller;
     const accepted = await invitations.acceptInvitation(ctx.services.db, originOf(ctx), { issuer, subject, email, emailVerified, name }, input.body.token, statusRefusal);
     ctx.log.info(
-      { invitation_id: accepted.invitation.id, tenant_id: accepted.tenant.id, tenant_slug: accepted.tenant.slug, user_id: accepted.member.id },
+      { invitation_id: accepted.invitation.id, tenant_id: accepted.tenant.id, tenant_slug: accepted.tenant.slug, user_id: accepted.member.userId },
       'Invitation accepted',
     );
     return { status: 200, body: { tenant: toTenant(accepted.tenant), membership: toMember(accepted.member, accepted.permissions) } };

@@ -40,7 +40,7 @@ export const reactivateTenant = authenticated(async (ctx, input: HandlerInput<Re
 export const scheduleTenantDeletion = authenticated(async (ctx, input: HandlerInput<ScheduleTenantDeletionData>): Promise<Reply<ScheduleTenantDeletionResponses>> => {
   const graceDays = input.body?.grace_days ?? lifecycle.DEFAULT_GRACE_DAYS;
   const row = await lifecycle.scheduleTenantDeletion(ctx.services.db, originOf(ctx), input.path.tenant_id, graceDays, { multiTenantMode: ctx.config.multiTenantMode });
-  ctx.log.warn({ tenant_id: row.id, tenant_slug: row.slug, delete_after: row.delete_after }, 'Tenant deletion scheduled');
+  ctx.log.warn({ tenant_id: row.id, tenant_slug: row.slug, delete_after: row.lifecycle?.deleteAfter }, 'Tenant deletion scheduled');
   return { status: 200, body: toTenant(row) };
 });
 

@@ -1,62 +1,43 @@
 /**
- * Explicit row → API mappings, so a new column never leaks into a response.
+ * Explicit domain → API mappings, so a new column never leaks into a response. Each entity has
+ * one shape below the handlers (src/context/entities.ts) and one mapping here.
  */
 import type { Board, BoardDetail, Generation, Member, Permission, Role, Tenant } from '../../generated/types.gen';
-import type { BoardRow, GenerationRow, TenantRow, UserRow } from '../db/models';
-import type { BoardFields } from '../db/queries/boards-page';
-import type { Permission as PermissionEntry, Role as RoleEntry } from '../domain/roles';
-import type { Membership, ResolvedTenant } from '../context/request';
+import type { Member as MemberEntry, Permission as PermissionEntry, Role as RoleEntry, Tenant as TenantEntry } from '../context/entities';
+import type { BoardFields, GenerationFields } from '../db/queries/boards';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 
-/** `identity_links`, present when the tenant has any (absent: none). */
-function linksOf(links: ReadonlyArray<{ issuer: string; organizationId: string }>): Pick<Tenant, 'identity_links'> {
-  return links.length > 0 ? { identity_links: links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {};
-}
-
-/** A tenants row (or the resolved tenant of a request) as the Tenant schema. */
-export function toTenant(t: TenantRow | (TenantRow & { identityLinks: ReadonlyArray<{ issuer: string; organizationId: string }> }) | ResolvedTenant): Tenant {
-  if ('isDefault' in t) {
-    return {
-      tenant_id: t.id,
-      name: t.name,
-      slug: t.slug,
-      settings: t.settings,
-      status: t.status,
-      membership_policy: { provision_from_claims: t.provisionFromClaims, claims_issuer: t.claimsIssuer, ...(t.rolesFromClaims ? { roles_from_claims: true } : {}) },
-      ...linksOf(t.identityLinks),
-      created_at: iso(t.createdAt),
-      updated_at: iso(t.updatedAt),
-    };
-  }
+/**
+ * A tenant as the Tenant schema: `identity_links` when it has any (absent: none, or not read);
+ * the lifecycle fields on platform admins' reads only (a tenant entered by a request has none).
+ */
+export function toTenant(t: TenantEntry): Tenant {
+  const policy = t.membershipPolicy;
+  const links = t.identityLinks ?? [];
   return {
     tenant_id: t.id,
     name: t.name,
     slug: t.slug,
     settings: t.settings,
     status: t.status,
-    membership_policy: { provision_from_claims: t.provision_from_claims, claims_issuer: t.claims_issuer, ...(t.roles_from_claims ? { roles_from_claims: true } : {}) },
-    ...('identityLinks' in t ? linksOf(t.identityLinks) : {}),
-    // Platform admins' reads (a tenants row); GET /api/tenant (a resolved tenant) never shows the reason.
-    suspended_at: t.suspended_at ? iso(t.suspended_at) : null,
-    suspension_reason: t.suspension_reason ?? null,
-    delete_after: t.delete_after ? iso(t.delete_after) : null,
-    created_at: iso(t.created_at),
-    updated_at: iso(t.updated_at),
+    membership_policy: { provision_from_claims: policy.provisionFromClaims, claims_issuer: policy.claimsIssuer, ...(policy.rolesFromClaims ? { roles_from_claims: true } : {}) },
+    ...(links.length > 0 ? { identity_links: links.map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) } : {}),
+    ...(t.lifecycle
+      ? {
+          suspended_at: t.lifecycle.suspendedAt ? iso(t.lifecycle.suspendedAt) : null,
+          suspension_reason: t.lifecycle.suspensionReason,
+          delete_after: t.lifecycle.deleteAfter ? iso(t.lifecycle.deleteAfter) : null,
+        }
+      : {}),
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
   };
 }
 
-/**
- * A users row with its role's permissions (or the caller's membership, which carries them) as
- * the Member schema.
- */
-export function toMember(u: Membership): Member;
-export function toMember(u: UserRow, permissions: readonly string[]): Member;
-export function toMember(u: UserRow | Membership, permissions?: readonly string[]): Member {
-  if ('userId' in u) {
-    return { user_id: u.userId, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.displayName, role: u.role, permissions: [...u.permissions], created_at: iso(u.createdAt) };
-  }
-  return { user_id: u.id, issuer: u.issuer, subject: u.subject, email: u.email, display_name: u.display_name, role: u.role, permissions: [...(permissions ?? [])], created_at: iso(u.created_at) };
+/** A member and their role's permissions (sorted) as the Member schema. */
+export function toMember(m: MemberEntry, permissions: readonly string[]): Member {
+  return { user_id: m.userId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role, permissions: [...permissions], created_at: iso(m.createdAt) };
 }
 
 export function toPermission(p: PermissionEntry): Permission {
@@ -80,10 +61,10 @@ export function toBoard(b: BoardFields): Board {
   return { board_id: b.id, name: b.name, description: b.description, created_by: b.created_by, created_at: iso(b.created_at) };
 }
 
-export function toGeneration(g: GenerationRow): Generation {
+export function toGeneration(g: GenerationFields): Generation {
   return { generation_id: g.id, prompt: g.prompt, status: g.status, media_url: g.media_url, media_type: g.media_type, created_at: iso(g.created_at) };
 }
 
-export function toBoardDetail(b: BoardRow, generations: readonly GenerationRow[]): BoardDetail {
+export function toBoardDetail(b: BoardFields, generations: readonly GenerationFields[]): BoardDetail {
   return { ...toBoard(b), generations: generations.map(toGeneration) };
 }

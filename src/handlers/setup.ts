@@ -24,7 +24,7 @@ import type {
 import { originOf } from '../domain/events';
 import * as admin from '../domain/tenant-admin';
 import { getSetupStatus as readSetupStatus } from '../domain/setup-status';
-import type { MembershipPolicy } from '../domain/tenants';
+import type { IdentityLink as TenantIdentityLink, MembershipPolicy } from '../context/entities';
 import { toTenant } from './mappers';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
@@ -46,7 +46,7 @@ function decisionMemoryStatus(m: DecisionMemory | undefined): 'on' | 'disabled' 
 }
 
 /** The request's identity_links for the domain. */
-function toLinks(links: IdentityLink[] | undefined): admin.IdentityLink[] | undefined {
+function toLinks(links: IdentityLink[] | undefined): TenantIdentityLink[] | undefined {
   return links?.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id }));
 }
 

@@ -19,14 +19,14 @@ import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
-import { issueMemberToken } from './member-token';
+import { issueMemberToken } from '../domain/tenant-tokens';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 // One statement (app_tenant_facts) answers an existing member: no transaction stays open.
 export const getCurrentTenant = tenantRead(
   async (ctx): Promise<Reply<GetCurrentTenantResponses>> => ({
     status: 200,
-    body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership) } : {}), source: ctx.source },
+    body: { tenant: toTenant(ctx.tenant), ...(ctx.membership ? { membership: toMember(ctx.membership, ctx.membership.permissions) } : {}), source: ctx.source },
   }),
 );
 
@@ -54,7 +54,7 @@ export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberD
     displayName: input.body.display_name ?? null,
     role: input.body.role,
   });
-  ctx.log.info({ user_id: user.id, role: user.role }, 'Member added');
+  ctx.log.info({ user_id: user.userId, role: user.role }, 'Member added');
   return { status: 201, body: toMember(user, permissions) };
 });
 
@@ -75,13 +75,13 @@ export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveM
 
 export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
   const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
-  if (change.changed) ctx.log.info({ user_id: change.member.id, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
+  if (change.changed) ctx.log.info({ user_id: change.member.userId, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
   return { status: 200, body: toMember(change.member, change.permissions) };
 });
 
 export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantResponses>> => {
   const left = await members.leaveTenant(ctx.trx, originOf(ctx), ctx.tenant.id, ctx.tenant.slug, ctx.membership?.userId ?? null);
-  ctx.log.info({ user_id: left.member.id, revoked_invitations: left.revokedInvitations }, 'Member left the tenant');
+  ctx.log.info({ user_id: left.member.userId, revoked_invitations: left.revokedInvitations }, 'Member left the tenant');
   return {
     status: 200,
     body: { tenant_id: ctx.tenant.id, tenant_slug: ctx.tenant.slug, membership: toMember(left.member, ctx.membership?.permissions ?? []), revoked_invitations: left.revokedInvitations },

@@ -6,7 +6,7 @@
  */
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
-import type { RoleKey } from '../context/roles';
+import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 
 export type Delivery = 'sent' | 'failed' | 'not_configured';
 
@@ -46,7 +46,7 @@ export function renderInvitation(m: InvitationMail): { subject: string; text: st
     ? `Accept the invitation: ${m.acceptUrl}`
     : `Accept it by sending this token to POST /api/invitations/accept while signed in with this email address:\n${m.token}`;
   const text = [
-    `${who} invited you to join ${m.tenantName} (${m.tenantSlug}) as ${m.role === 'admin' ? 'an admin' : 'a member'}.`,
+    `${who} invited you to join ${m.tenantName} (${m.tenantSlug}) as ${m.role === ADMIN_ROLE ? 'an admin' : 'a member'}.`,
     '',
     how,
     '',
@@ -58,7 +58,7 @@ export function renderInvitation(m: InvitationMail): { subject: string; text: st
     : `<p>Accept it by sending this token to <code>POST /api/invitations/accept</code> while signed in with this email address:</p><pre>${escapeHtml(m.token)}</pre>`;
   const html =
     `<p>${escapeHtml(who)} invited you to join <strong>${escapeHtml(m.tenantName)}</strong> (${escapeHtml(m.tenantSlug)}) ` +
-    `as ${m.role === 'admin' ? 'an admin' : 'a member'}.</p>${link}` +
+    `as ${m.role === ADMIN_ROLE ? 'an admin' : 'a member'}.</p>${link}` +
     `<p>The invitation expires at ${escapeHtml(expires)}. Sign in with ${escapeHtml(m.to)} to accept it.</p>` +
     '<p>If you did not expect it, ignore this message.</p>';
   return { subject, text, html };

@@ -12,13 +12,12 @@ import type { TenantStatus } from '../context/tenant-status';
 import { ApiError } from '../errors';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
 import { ADMIN_ROLE, MEMBER_ROLE, ROLE_KEY_PATTERN, type RoleKey } from '../context/roles';
+import type { IdentityLink } from '../context/entities';
 
-export interface IdentityLink {
-  readonly issuer: string;
-  readonly organizationId: string;
-}
-
-/** The facts of the tenant a request found (null: no tenant matched). */
+/**
+ * The facts of the tenant a request found (null: no tenant matched). Not a `Tenant`: only what
+ * the decision reads, joined with the caller's membership, in the shape the pure functions test.
+ */
 export interface TenantFacts {
   readonly slug: string;
   readonly status: TenantStatus;

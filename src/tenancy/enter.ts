@@ -7,10 +7,23 @@
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
-import type { AuthenticatedContext, EnteredTenant, Membership, ResolvedTenant, TenantContext } from '../context/request';
-import { followTokenRole, insertMembership, readTenantFacts, rereadTenantFacts, withTenantFacts, type TenantFactsQuery, type TenantFactsRow } from '../db/queries/enter-tenant';
+import type { Membership, Tenant } from '../context/entities';
+import { MEMBER_ROLE } from '../context/roles';
+import type { AuthenticatedContext, EnteredTenant, TenantContext } from '../context/request';
+import {
+  followTokenRole,
+  insertMembership,
+  linksOfFacts,
+  membershipOfFacts,
+  readTenantFacts,
+  rereadTenantFacts,
+  tenantOfFacts,
+  withTenantFacts,
+  type TenantFactsQuery,
+  type TenantFactsRow,
+} from '../db/queries/enter-tenant';
 import { bindDirectoryUser, notInDirectory } from '../domain/directory-binding';
-import { originOf, recordEvent } from '../domain/events';
+import { memberData, originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
 import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
@@ -39,7 +52,7 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     status: row.tenant_status,
     provisionFromClaims: row.tenant_provision_from_claims,
     claimsIssuer: row.tenant_claims_issuer,
-    links: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
+    links: linksOfFacts(row),
     rolesFromClaims: row.tenant_roles_from_claims,
     memberRole: row.user_role,
     rolePermissions: row.role_permissions,
@@ -72,38 +85,6 @@ function directoryKeys(ctx: AuthenticatedContext, row: TenantFactsRow): { email:
   return { email, externalId, usable: email !== null || externalId !== null };
 }
 
-function tenantOf(row: TenantFactsRow): ResolvedTenant {
-  return {
-    id: row.tenant_id,
-    name: row.tenant_name,
-    slug: row.tenant_slug,
-    settings: row.tenant_settings,
-    status: row.tenant_status,
-    isDefault: row.tenant_is_default,
-    provisionFromClaims: row.tenant_provision_from_claims,
-    claimsIssuer: row.tenant_claims_issuer,
-    rolesFromClaims: row.tenant_roles_from_claims,
-    identityLinks: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
-    createdAt: row.tenant_created_at,
-    updatedAt: row.tenant_updated_at,
-  };
-}
-
-function membershipOf(ctx: AuthenticatedContext, row: TenantFactsRow, permissions: readonly string[]): Membership | null {
-  if (!row.user_id) return null;
-  const { caller } = ctx;
-  return {
-    userId: row.user_id,
-    issuer: caller.issuer,
-    subject: caller.subject,
-    email: row.user_email,
-    displayName: row.user_display_name,
-    role: row.user_role!,
-    permissions,
-    createdAt: row.user_created_at!,
-  };
-}
-
 /** An EnteredTenant whose logger (request and tenant fields) is made only if a handler logs. */
 class Entered implements EnteredTenant {
   private child: Logger | null = null;
@@ -115,7 +96,7 @@ class Entered implements EnteredTenant {
 
   constructor(
     ctx: AuthenticatedContext,
-    readonly tenant: ResolvedTenant,
+    readonly tenant: Tenant,
     readonly membership: Membership | null,
     readonly source: TenantSource,
   ) {
@@ -141,7 +122,7 @@ class InTransaction extends Entered implements TenantContext {
   }
 }
 
-function entered(ctx: AuthenticatedContext, tenant: ResolvedTenant, membership: Membership | null, source: TenantSource, provisioned: boolean): Entered {
+function entered(ctx: AuthenticatedContext, tenant: Tenant, membership: Membership | null, source: TenantSource, provisioned: boolean): Entered {
   const { caller } = ctx;
   // Fields on the root logger's line, not a child logger: each field appears once.
   ctx.services.logger.info(
@@ -166,25 +147,25 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
       // No directory user names the caller (a concurrent request may have bound it: then a member now).
       if (d.bind) throw notInDirectory(row!.tenant_slug);
     }
-    const tenant = tenantOf(row!);
-    let membership = membershipOf(ctx, row!, d.permissions);
+    const tenant = tenantOfFacts(row!);
+    let membership = membershipOfFacts(row!, ctx.caller, d.permissions);
     let made = false;
     if (d.provision) {
       const { caller } = ctx;
-      const inserted = await insertMembership(trx, { tenantId: tenant.id, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role ?? 'member' });
+      const inserted = await insertMembership(trx, { tenantId: tenant.id, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role ?? MEMBER_ROLE });
       // Removed between the INSERT's conflict and the read (a concurrent removal): not a member.
       if (!inserted) throw new ApiError('accessDenied', `The user does not belong to tenant '${tenant.slug}'.`);
-      const m = inserted.row;
-      membership = { userId: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, displayName: m.display_name, role: m.role, permissions: d.permissions, createdAt: m.created_at };
+      const m = inserted.member;
+      membership = { ...m, permissions: d.permissions };
       made = inserted.made;
       if (made) {
         // The caller became a member by this request: the event commits with the membership.
         await recordEvent(trx, originOf(ctx), {
           action: 'member.provisioned',
           tenantId: tenant.id,
-          target: { type: 'member', id: m.id },
+          target: { type: 'member', id: m.userId },
           data: {
-            member: { user_id: m.id, issuer: caller.issuer, subject: caller.subject, email: m.email, display_name: m.display_name, role: m.role },
+            member: memberData(m),
             source: d.source,
           },
         });
@@ -193,7 +174,7 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
       const changed = await followTokenRole(trx, tenant.id, membership.userId, membership.role, d.role);
       if (changed) {
         const before = membership.role;
-        membership = { ...membership, role: changed.role };
+        membership = { ...membership, role: changed };
         // The identity provider made the change: its issuer is the actor, no subject of ours.
         await recordEvent(
           trx,
@@ -203,9 +184,9 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
             tenantId: tenant.id,
             target: { type: 'member', id: membership.userId },
             data: {
-              member: { user_id: membership.userId, issuer: membership.issuer, subject: membership.subject, email: membership.email, display_name: membership.displayName, role: changed.role },
+              member: memberData(membership),
               before: { role: before },
-              after: { role: changed.role },
+              after: { role: changed },
               source: 'roles_from_claims',
             },
           },
@@ -261,7 +242,7 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await factsOf(ctx, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision && !d.bind && d.role === null) return entered(ctx, tenantOf(row!), membershipOf(ctx, row!, d.permissions), d.source, false);
+  if (!d.provision && !d.bind && d.role === null) return entered(ctx, tenantOfFacts(row!), membershipOfFacts(row!, ctx.caller, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
   // again on the facts read inside that transaction. This instance forgets the tenant's facts
   // at once; the others when the change's notification arrives.

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import { createApp } from '../../src/app';
 import { loadConfig, type Config } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
-import type { TenantTokenKeyOptions } from '../../src/auth/tenant-tokens';
+import type { TenantTokenKeyOptions } from '../../src/domain/tenant-tokens';
 import type { AuthenticatorOptions } from '../../src/auth/verify';
 import type { AppServices } from '../../src/context/app-services';
 import { createLogger } from '../../src/logger';

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { openDatabase } from '../../src/db/database';
 import { withPlatformRead, withService, withTenant } from '../../src/db/tenant-scope';
-import { createTenantWithSampleData } from '../../src/domain/tenants';
+import { createTenantWithSampleData } from '../../src/domain/tenant-admin';
 import { testRuntimeDatabaseUrl } from '../helpers/app';
 import { closeOwnerConnection, ownerConnection, unique } from '../helpers/factories';
 

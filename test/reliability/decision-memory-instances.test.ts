@@ -13,6 +13,7 @@ import { buildOnce, startServerProcess, stopServer, waitUntilReady, type ServerP
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from '../helpers/factories';
 import { LOCAL_ISSUER } from '../../src/auth/local-keys';
 import { LISTENER_APPLICATION_NAME } from '../../src/db/fact-notifications';
+import type { RoleKey } from '../../src/context/roles';
 
 jest.setTimeout(300_000);
 
@@ -67,7 +68,7 @@ interface Change {
   make(a: ServerProcess): Promise<void>;
 }
 
-async function member(role: 'admin' | 'member' = 'member') {
+async function member(role: RoleKey = 'member') {
   const tenant = await createTenant();
   const user = await createUser(tenant.id, { role });
   return { tenant, user, token: tokenFor({ sub: user.subject, email: user.email }) };

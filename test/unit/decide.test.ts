@@ -5,6 +5,7 @@
  */
 import { decideEntry, decideProductAccess, refusalOf, roleOfToken, tokenRole, tokenSpeaksForRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
+import type { RoleKey } from '../../src/context/roles';
 
 const ISS = 'https://idp.example';
 const member: TenantAccess = { level: 'tenantMember', method: 'GET', path: '/api/boards' };
@@ -294,7 +295,7 @@ describe('the decision: role and permissions (docs/roles.md)', () => {
 
 describe('identity providers: whose role claim counts (the tenant\'s trusted issuer, one tenant named)', () => {
   const OTHER = 'https://contractor-idp.example';
-  const as = (issuer: string, role: 'admin' | 'member') => ({ issuer, isPlatformAdmin: false, tokenRole: [role] });
+  const as = (issuer: string, role: RoleKey) => ({ issuer, isPlatformAdmin: false, tokenRole: [role] });
   const trusting = facts({ rolesFromClaims: true, claimsIssuer: ISS, memberRole: 'member' });
   const linked = facts({ rolesFromClaims: true, memberRole: 'member', links: [{ issuer: ISS, organizationId: 'org_1' }] });
 

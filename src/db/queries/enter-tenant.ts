@@ -12,14 +12,14 @@ import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
 import type { RemovalReason } from './member-removals';
 import { preparedName, queryRows, runStatement, withConnection, withRequestTransaction } from '../request-transaction';
-import type { RoleKey } from '../../context/roles';
+import type { IdentityLink, Member, Membership, RoleKey, Tenant } from '../../context/entities';
 
 export interface TenantFactsQuery {
   /** The tenant's slug; with `tenantId` and `link` null, null means the default tenant. */
   readonly slug: string | null;
   readonly tenantId?: string | null;
   /** Find the tenant by an identity link (used when `slug` and `tenantId` are null). */
-  readonly link?: { readonly issuer: string; readonly organizationId: string } | null;
+  readonly link?: IdentityLink | null;
   /** The caller, whose membership is read. */
   readonly issuer: string;
   readonly subject: string;
@@ -32,6 +32,7 @@ export interface IdentityLinkRow {
   organization_id: string;
 }
 
+/** The statement's row: kept as it is in memory (src/tenancy/facts-memory.ts), mapped by `tenantOfFacts` and `membershipOfFacts`. */
 export interface TenantFactsRow {
   /** `current_user` in the same statement: must be the runtime role (checked, fail closed). */
   db_user: string;
@@ -99,6 +100,42 @@ export function checkedRow(rows: TenantFactsRow[]): TenantFactsRow | null {
   return row;
 }
 
+/** The tenant the facts name. */
+export function tenantOfFacts(row: TenantFactsRow): Tenant {
+  return {
+    id: row.tenant_id,
+    name: row.tenant_name,
+    slug: row.tenant_slug,
+    settings: row.tenant_settings,
+    status: row.tenant_status,
+    isDefault: row.tenant_is_default,
+    membershipPolicy: { provisionFromClaims: row.tenant_provision_from_claims, claimsIssuer: row.tenant_claims_issuer, rolesFromClaims: row.tenant_roles_from_claims },
+    identityLinks: linksOfFacts(row),
+    createdAt: row.tenant_created_at,
+    updatedAt: row.tenant_updated_at,
+  };
+}
+
+/** The tenant's identity links as the facts carry them. */
+export function linksOfFacts(row: TenantFactsRow): IdentityLink[] {
+  return row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id }));
+}
+
+/** The caller's membership the facts name (null when not a member), with the permissions the decision settled. */
+export function membershipOfFacts(row: TenantFactsRow, caller: { issuer: string; subject: string }, permissions: readonly string[]): Membership | null {
+  if (!row.user_id) return null;
+  return {
+    userId: row.user_id,
+    issuer: caller.issuer,
+    subject: caller.subject,
+    email: row.user_email,
+    displayName: row.user_display_name,
+    role: row.user_role!,
+    permissions,
+    createdAt: row.user_created_at!,
+  };
+}
+
 /**
  * The single-round-trip path (GET /api/tenant): the statement alone on a pooled connection,
  * without BEGIN/COMMIT. It is its own transaction; its role, app.tenant_id and locks end with it.
@@ -124,19 +161,20 @@ export async function rereadTenantFacts(trx: Knex.Transaction, q: TenantFactsQue
 
 /**
  * Sets the member's role to `to` if it still is `from` (the token's role on a tenant with
- * roles_from_claims). Null when a concurrent request changed it first: that one records the event.
+ * roles_from_claims) and returns the role now held. Null when a concurrent request changed it
+ * first: that one records the event.
  */
-export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: RoleKey, to: RoleKey): Promise<MembershipRow | null> {
+export async function followTokenRole(trx: Knex.Transaction, tenantId: string, userId: string, from: RoleKey, to: RoleKey): Promise<RoleKey | null> {
   const rows = await queryRows<MembershipRow>(
     trx,
     `update users set role = $4 where tenant_id = $1 and id = $2 and role = $3 returning id, email, display_name, role, created_at`,
     [tenantId, userId, from, to],
     'tenant_service_follow_token_role_v1',
   );
-  return rows[0] ?? null;
+  return rows[0]?.role ?? null;
 }
 
-export interface MembershipRow {
+interface MembershipRow {
   id: string;
   email: string | null;
   display_name: string | null;
@@ -152,7 +190,8 @@ export interface MembershipRow {
 export async function insertMembership(
   trx: Knex.Transaction,
   m: { tenantId: string; issuer: string; subject: string; email: string | null; displayName: string | null; role: RoleKey },
-): Promise<{ row: MembershipRow; made: boolean } | null> {
+): Promise<{ member: Member; made: boolean } | null> {
+  const memberOf = (r: MembershipRow): Member => ({ userId: r.id, issuer: m.issuer, subject: m.subject, email: r.email, displayName: r.display_name, role: r.role, createdAt: r.created_at });
   const inserted = await queryRows<MembershipRow>(
     trx,
     `insert into users (tenant_id, issuer, subject, email, display_name, role) values ($1, $2, $3, $4, $5, $6)
@@ -161,12 +200,12 @@ export async function insertMembership(
     [m.tenantId, m.issuer, m.subject, m.email, m.displayName, m.role],
     'tenant_service_insert_membership_v1',
   );
-  if (inserted[0]) return { row: inserted[0], made: true };
+  if (inserted[0]) return { member: memberOf(inserted[0]), made: true };
   const existing = await queryRows<MembershipRow>(
     trx,
     `select id, email, display_name, role, created_at from users
       where tenant_id = $1 and issuer = $2 and subject = $3 for key share`,
     [m.tenantId, m.issuer, m.subject],
   );
-  return existing[0] ? { row: existing[0], made: false } : null;
+  return existing[0] ? { member: memberOf(existing[0]), made: false } : null;
 }

@@ -4,10 +4,16 @@
  * token hash belongs to (and nothing else) for a caller who has no tenant yet.
  */
 import type { Knex } from 'knex';
-import { InvitationRow, type TenantRow } from '../models';
+import { InvitationRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 import { withPlatformRead } from '../tenant-scope';
 import type { RoleKey } from '../../context/roles';
+
+/** An invitation as the domain reads it: the row's columns (src/domain/invitations.ts maps it to events and answers). */
+export type InvitationRecord = Pick<
+  InvitationRow,
+  'tenant_id' | 'id' | 'email' | 'role' | 'token_hash' | 'status' | 'expires_at' | 'invited_by' | 'invited_by_email' | 'accepted_by' | 'accepted_at' | 'revoked_at' | 'delivery' | 'created_at' | 'updated_at'
+>;
 
 export type InvitationStatusFilter = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -180,10 +186,8 @@ export async function countInvitations(trx: Knex.Transaction, tenantId: string, 
   return Number(n);
 }
 
-/** The tenant row for an accepted invitation's response, locked FOR KEY SHARE like a request's. */
-export async function lockTenantForKeyShare(trx: Knex.Transaction, tenantId: string): Promise<TenantRow | undefined> {
-  return (await trx('tenants').where({ id: tenantId }).forKeyShare().first()) as TenantRow | undefined;
-}
+/** The tenant row for an accepted invitation's response is a tenants-table query (./tenants.ts). */
+export { lockTenantForKeyShare } from './tenants';
 
 /** Adding the accepting caller is a users-table query (./members.ts). */
 export { insertMemberIfAbsent } from './members';

@@ -8,8 +8,23 @@
  * KEY UPDATE in id order; (3) the target row; (4) the invitations the member sent.
  */
 import type { Knex } from 'knex';
-import type { UserRow } from '../models';
-import type { RoleKey } from '../../context/roles';
+import type { Member, RoleKey } from '../../context/entities';
+import { ADMIN_ROLE } from '../../context/roles';
+import { UserRow } from '../models';
+import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
+
+/** A users row as the domain speaks of it: the one mapping of members. */
+export function memberOf(u: Pick<UserRow, 'id' | 'issuer' | 'subject' | 'email' | 'display_name' | 'role' | 'created_at'>): Member {
+  return { userId: u.id, issuer: u.issuer, subject: u.subject, email: u.email, displayName: u.display_name, role: u.role, createdAt: u.created_at };
+}
+
+const memberOrUndefined = (u: UserRow | undefined): Member | undefined => (u ? memberOf(u) : undefined);
+
+/** Up to `limit` members of the tenant after `after`, oldest first (src/domain/pagination.ts pages them). */
+export async function membersPage(trx: Knex.Transaction, tenantId: string, limit: number, after?: KeysetPosition): Promise<Array<Positioned<{ id: string; member: Member }>>> {
+  const rows = await fetchKeysetRows(UserRow.query(trx).where({ tenant_id: tenantId }), limit, after);
+  return rows.map((r) => ({ id: r.id, cursor_ts: r.cursor_ts, member: memberOf(r) }));
+}
 
 /**
  * Locks the tenant's admin rows (FOR NO KEY UPDATE, in id order) and returns their ids. Two
@@ -18,21 +33,21 @@ import type { RoleKey } from '../../context/roles';
  * holds on its caller's row (app_tenant_facts), so it never waits for ordinary traffic.
  */
 export async function lockAdmins(trx: Knex.Transaction, tenantId: string): Promise<string[]> {
-  const rows = (await trx('users').where({ tenant_id: tenantId, role: 'admin' }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;
+  const rows = (await trx('users').where({ tenant_id: tenantId, role: ADMIN_ROLE }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;
   return rows.map((r) => r.id);
 }
 
 /** The member with `userId`, locked against concurrent changes; undefined when absent. */
-export async function findMemberForUpdate(trx: Knex.Transaction, tenantId: string, userId: string): Promise<UserRow | undefined> {
-  return (await trx('users').where({ tenant_id: tenantId, id: userId }).forNoKeyUpdate().first()) as UserRow | undefined;
+export async function findMemberForUpdate(trx: Knex.Transaction, tenantId: string, userId: string): Promise<Member | undefined> {
+  return memberOrUndefined((await trx('users').where({ tenant_id: tenantId, id: userId }).forNoKeyUpdate().first()) as UserRow | undefined);
 }
 
 /**
  * Locks the member row that is about to be deleted (FOR UPDATE): waits for the member's
  * in-flight requests to end, before any admin row is locked. Undefined when absent.
  */
-export async function lockMemberForDelete(trx: Knex.Transaction, tenantId: string, userId: string): Promise<UserRow | undefined> {
-  return (await trx('users').where({ tenant_id: tenantId, id: userId }).forUpdate().first()) as UserRow | undefined;
+export async function lockMemberForDelete(trx: Knex.Transaction, tenantId: string, userId: string): Promise<Member | undefined> {
+  return memberOrUndefined((await trx('users').where({ tenant_id: tenantId, id: userId }).forUpdate().first()) as UserRow | undefined);
 }
 
 /**
@@ -40,13 +55,14 @@ export async function lockMemberForDelete(trx: Knex.Transaction, tenantId: strin
  * invitation to commit, then revokes it; or the invitation waits and sees the new role).
  * Undefined when the member is gone.
  */
-export async function lockInviter(trx: Knex.Transaction, tenantId: string, userId: string): Promise<Pick<UserRow, 'id' | 'role'> | undefined> {
-  return (await trx('users').where({ tenant_id: tenantId, id: userId }).forShare().first('id', 'role')) as Pick<UserRow, 'id' | 'role'> | undefined;
+export async function lockInviter(trx: Knex.Transaction, tenantId: string, userId: string): Promise<Pick<Member, 'userId' | 'role'> | undefined> {
+  const row = (await trx('users').where({ tenant_id: tenantId, id: userId }).forShare().first('id', 'role')) as Pick<UserRow, 'id' | 'role'> | undefined;
+  return row && { userId: row.id, role: row.role };
 }
 
-export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: RoleKey): Promise<UserRow> {
+export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: RoleKey): Promise<Member> {
   const [row] = (await trx('users').where({ tenant_id: tenantId, id: userId }).update({ role }).returning('*')) as UserRow[];
-  return row!;
+  return memberOf(row!);
 }
 
 /** Deletes the member; waits for the member's in-flight requests (their FOR KEY SHARE) to end. */
@@ -55,13 +71,13 @@ export async function insertMemberIfAbsent(
   trx: Knex.Transaction,
   tenantId: string,
   m: { issuer: string; subject: string; email: string; displayName: string | null; role: RoleKey },
-): Promise<UserRow | undefined> {
+): Promise<Member | undefined> {
   const rows = (await trx('users')
     .insert({ tenant_id: tenantId, issuer: m.issuer, subject: m.subject, email: m.email, display_name: m.displayName, role: m.role })
     .onConflict(['tenant_id', 'issuer', 'subject'])
     .ignore()
     .returning('*')) as Array<UserRow>;
-  return rows[0];
+  return memberOrUndefined(rows[0]);
 }
 
 export async function deleteMember(trx: Knex.Transaction, tenantId: string, userId: string): Promise<number> {

@@ -14,7 +14,19 @@ export async function lockRegistrant(trx: Knex.Transaction, issuer: string, subj
   await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`${issuer}\n${subject}`]);
 }
 
-export interface MembershipRow {
+/** A tenant the caller is a member of, with their role there (`GET /api/tenants/mine`). */
+export interface CallerMembership {
+  readonly tenantId: string;
+  readonly name: string;
+  readonly slug: string;
+  readonly status: TenantStatus;
+  readonly role: RoleKey;
+  /** The role's permissions, sorted. */
+  readonly permissions: readonly string[];
+  readonly joinedAt: Date;
+}
+
+interface MembershipRow {
   tenant_id: string;
   name: string;
   slug: string;
@@ -26,8 +38,8 @@ export interface MembershipRow {
 }
 
 /** Every tenant the (issuer, subject) is a member of, oldest membership first. `trx` must see all tenants. */
-export async function membershipsOf(trx: Knex.Transaction, issuer: string, subject: string): Promise<MembershipRow[]> {
-  return (await trx('users as u')
+export async function membershipsOf(trx: Knex.Transaction, issuer: string, subject: string): Promise<CallerMembership[]> {
+  const rows = (await trx('users as u')
     .join('tenants as t', 't.id', 'u.tenant_id')
     .where({ 'u.issuer': issuer, 'u.subject': subject })
     .select('t.id as tenant_id', 't.name', 't.slug', 't.status', 'u.role', 'u.created_at')
@@ -39,4 +51,5 @@ export async function membershipsOf(trx: Knex.Transaction, issuer: string, subje
         '{}') as permissions`),
     )
     .orderBy([{ column: 'u.created_at' }, { column: 't.id' }])) as MembershipRow[];
+  return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, slug: r.slug, status: r.status, role: r.role, permissions: r.permissions, joinedAt: r.created_at }));
 }

@@ -9,26 +9,10 @@
  * advisory lock (`lockRoleKeys`), so a key cannot become both at once.
  */
 import type { Knex } from 'knex';
-import type { RoleKey } from '../../context/roles';
+import type { Permission, Role, RoleKey } from '../../context/entities';
 import { APP_ROLE, READER_ROLE } from '../schema';
 
-export interface Permission {
-  readonly key: string;
-  readonly description: string;
-  readonly createdAt: Date;
-}
-
-export interface Role {
-  readonly key: RoleKey;
-  readonly name: string;
-  readonly description: string;
-  /** Sorted. */
-  readonly permissions: readonly string[];
-  readonly scope: 'platform' | 'tenant';
-  readonly builtIn: boolean;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
+export type { Permission, Role } from '../../context/entities';
 
 interface RoleRow {
   key: string;

@@ -1,9 +1,9 @@
 /**
- * The database facts of `GET /api/setup/status`, in one read-only statement.
+ * The tenant counts of `GET /api/setup/status`, in one read-only statement.
  */
 import type { Knex } from 'knex';
 
-export interface TenantFacts {
+export interface TenantCounts {
   /** The default tenant's id and slug; null when it is missing. */
   defaultTenant: { id: string; slug: string } | null;
   /** Another tenant (not marked default) holds the configured default slug. */
@@ -16,7 +16,7 @@ export interface TenantFacts {
 }
 
 /** Reads the default tenant and the tenant counts; creates or changes nothing. */
-export async function readTenantFacts(trx: Knex.Transaction, defaultSlug: string): Promise<TenantFacts> {
+export async function readTenantCounts(trx: Knex.Transaction, defaultSlug: string): Promise<TenantCounts> {
   const result = await trx.raw<{ rows: Array<{ id: string | null; slug: string | null; others: string; pending: string; unlinked: string; squatted: boolean }> }>(
     `select d.id, d.slug,
             exists (select 1 from tenants where slug = ? and not is_default) as squatted,

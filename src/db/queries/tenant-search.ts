@@ -7,8 +7,10 @@
  */
 import type { Knex } from 'knex';
 import type { QueryBuilder } from 'objection';
+import type { Tenant } from '../../context/entities';
 import { TenantRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
+import { tenantOf } from './tenants';
 
 /** `q` as a LIKE pattern matching it literally anywhere (`%`, `_` and `\` escaped). */
 export function containsPattern(q: string): string {
@@ -22,8 +24,9 @@ function matching(query: QueryBuilder<TenantRow, TenantRow[]>, q: string | null)
 }
 
 /** Up to `limit` tenants matching `q` (all when null) after `after`, in (created_at, id) order. */
-export async function searchTenants(trx: Knex.Transaction, q: string | null, limit: number, after?: KeysetPosition): Promise<Array<Positioned<TenantRow>>> {
-  return fetchKeysetRows(matching(TenantRow.query(trx), q), limit, after);
+export async function searchTenants(trx: Knex.Transaction, q: string | null, limit: number, after?: KeysetPosition): Promise<Array<Positioned<{ id: string; tenant: Tenant }>>> {
+  const rows = await fetchKeysetRows(matching(TenantRow.query(trx), q), limit, after);
+  return rows.map((r) => ({ id: r.id, cursor_ts: r.cursor_ts, tenant: tenantOf(r) }));
 }
 
 /** How many tenants match `q` (all when null). */

@@ -134,8 +134,8 @@ export async function deleteUser(s: ScimScope, id: string): Promise<void> {
     const locked = await lockMemberForDelete(s.trx, s.tenantId, row.user_id);
     if (locked) {
       member = { issuer: locked.issuer, subject: locked.subject };
-      await revokeInvitationsSentBy(s.trx, s.origin, s.tenantId, locked.id);
-      await deleteMember(s.trx, s.tenantId, locked.id);
+      await revokeInvitationsSentBy(s.trx, s.origin, s.tenantId, locked.userId);
+      await deleteMember(s.trx, s.tenantId, locked.userId);
       await markRemoved(s.trx, s.tenantId, member, 'deprovisioned');
     }
   }

@@ -1,10 +1,60 @@
-/** createTenant: a tenant (and its sample data and identity links) in one transaction, under an optional Idempotency-Key. */
-import { replaceIdentityLinks } from '../../db/queries/identity-links';
-import { withService, type Database } from '../../db/tenant-scope';
-import { recordEvent, type EventOrigin } from '../events';
+/**
+ * Creating a tenant: `createTenant` (a platform admin's, under an optional Idempotency-Key) and
+ * `createTenantWithSampleData`, which registration shares: the tenant row, its first admin and
+ * its sample data in one transaction, the tenant-owned rows written under row-level security for
+ * the new tenant.
+ */
+import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
+import { distinctLinks, insertSampleData, insertTenant, insertTenantAdmin, replaceIdentityLinks } from '../../db/queries/tenants';
+import { withService, type Database, type Transaction } from '../../db/tenant-scope';
+import { linksData, recordEvent, tenantData, type EventOrigin } from '../events';
 import { requestHash, withIdempotencyKey, type IdempotencyInput } from '../idempotency';
-import { createTenantWithSampleData, type MembershipPolicy } from '../tenants';
-import { distinctLinks, linksData, tenantData, type IdentityLink } from './tenant-rows';
+
+export interface NewTenant {
+  name: string;
+  slug: string;
+  settings?: Record<string, unknown>;
+  status?: 'active' | 'pending_approval';
+  /** Who registered it (self-service registration); counted by SERVICE_MAX_TENANTS_PER_USER. */
+  createdBy?: { issuer: string; subject: string };
+  /** Registration details kept with the tenant (use case, size, metadata…). */
+  registration?: Record<string, unknown>;
+  /** Who may join by claims (docs/tenants.md#membership); default: provision from any issuer's claims. */
+  membershipPolicy?: Partial<MembershipPolicy>;
+  /** The tenant's first member, made its `admin`. */
+  admin?: { issuer: string; subject: string; email: string | null; displayName: string | null };
+  includeSampleData: boolean;
+}
+
+export interface CreatedTenant {
+  tenant: Tenant;
+  /** The registration details as stored (null when none). */
+  registration: Record<string, unknown> | null;
+  adminUserId: string | null;
+}
+
+/**
+ * Inserts a tenant (and its admin and sample data) inside `trx`. A taken slug surfaces as the
+ * unique violation on `tenants_slug_unique`, which the error catalog maps to 409 Conflict.
+ */
+export async function createTenantWithSampleData(trx: Transaction, input: NewTenant): Promise<CreatedTenant> {
+  const { tenant, registration } = await insertTenant(trx, {
+    name: input.name,
+    slug: input.slug,
+    settings: input.settings ?? {},
+    status: input.status ?? 'active',
+    createdBy: input.createdBy ?? null,
+    registration: input.registration ?? null,
+    membershipPolicy: {
+      provisionFromClaims: input.membershipPolicy?.provisionFromClaims ?? true,
+      claimsIssuer: input.membershipPolicy?.claimsIssuer ?? null,
+      rolesFromClaims: input.membershipPolicy?.rolesFromClaims ?? false,
+    },
+  });
+  const adminUserId = input.admin ? (await insertTenantAdmin(trx, tenant.id, input.admin)).userId : null;
+  if (input.includeSampleData) await insertSampleData(trx, tenant.id, adminUserId);
+  return { tenant, registration, adminUserId };
+}
 
 export interface CreateTenantInput {
   name: string;

@@ -1,12 +1,12 @@
 /** deleteTenant (and its dry run): everything a tenant owns, in short batches, then the tenant row. */
-import { TenantRow } from '../../db/models';
+import type { Tenant } from '../../context/entities';
 import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../../db/queries/tenant-delete';
 import { TENANT_TABLES, type TenantTable } from '../../db/schema';
+import { deleteTenantRow, findTenant } from '../../db/queries/tenants';
 import { withTenant, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
-import { recordEvent, type EventOrigin } from '../events';
-import { getTenant } from './get-tenant';
-import { tenantData, tenantNotFound } from './tenant-rows';
+import { recordEvent, tenantData, type EventOrigin } from '../events';
+import { getTenant, tenantNotFound } from './get-tenant';
 
 /**
  * Tenant tables children before parents (TENANT_TABLES lists parents first). Deleting in this
@@ -32,22 +32,22 @@ export interface DeleteOptions {
 }
 
 export type TenantDeletion =
-  | { dryRun: true; tenant: TenantRow; rows: TableCounts }
-  | { dryRun: false; tenant: TenantRow; rows: TableCounts };
+  | { dryRun: true; tenant: Tenant; rows: TableCounts }
+  | { dryRun: false; tenant: Tenant; rows: TableCounts };
 
 export const DELETE_BATCH_SIZE = 5000;
 
 /** The tenant, if a delete may remove it (404 if none; 400 for the default one in single-tenant mode). */
-async function deletableTenant(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<TenantRow> {
+async function deletableTenant(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<Tenant> {
   const tenant = await getTenant(db, id);
-  if (tenant.is_default && !opts.multiTenantMode) {
+  if (tenant.isDefault && !opts.multiTenantMode) {
     throw new ApiError('badRequest', `The default tenant '${tenant.slug}' cannot be deleted in single-tenant mode.`);
   }
   return tenant;
 }
 
 /** What deleting the tenant would remove now, per table; changes nothing. Same refusals as the delete. */
-export async function previewTenantDeletion(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<{ tenant: TenantRow; rows: TableCounts }> {
+export async function previewTenantDeletion(db: Database, id: string, opts: { multiTenantMode: boolean }): Promise<{ tenant: Tenant; rows: TableCounts }> {
   const tenant = await deletableTenant(db, id, opts);
   return { tenant, rows: await countTenantRows(db, id) };
 }
@@ -72,7 +72,7 @@ export async function deleteTenant(db: Database, origin: EventOrigin, id: string
   const tenant = await deletableTenant(db, id, opts);
   await withTenant(db, id, async (trx) => {
     // Still there (a concurrent delete may have finished since): no intent for a gone tenant.
-    if (!(await TenantRow.query(trx).findById(id))) throw tenantNotFound(id);
+    if (!(await findTenant(trx, id))) throw tenantNotFound(id);
     await recordEvent(trx, origin, { action: 'tenant.deletion_started', tenantId: id, target: { type: 'tenant', id }, data: { tenant: tenantData(tenant) } });
   });
 
@@ -92,7 +92,7 @@ export async function deleteTenant(db: Database, origin: EventOrigin, id: string
     // Anything written to the tenant while the batches ran is removed by this cascade.
     await lockTenantExclusively(trx, id);
     const before = await countTenantRowsIn(trx, id);
-    const n = await TenantRow.query(trx).deleteById(id);
+    const n = await deleteTenantRow(trx, id);
     if (n === 1) {
       for (const t of TENANT_TABLES) rows[t] += before[t];
       // In the transaction that deletes the tenant row; the event itself outlives the tenant.

@@ -1,16 +1,20 @@
 /** getTenant: one tenant with its identity links. */
-import { TenantRow } from '../../db/models';
+import type { Tenant } from '../../context/entities';
+import { findTenantWithLinks } from '../../db/queries/tenants';
 import { withService, type Database } from '../../db/tenant-scope';
-import { tenantNotFound, withLinks, type LinkedTenantRow } from './tenant-rows';
+import { ApiError } from '../../errors';
+
+/** The 404 of a tenant operation naming a tenant that does not exist. */
+export const tenantNotFound = (id: string) => new ApiError('tenantNotFound', `Tenant with ID ${id} not found.`);
 
 /** The tenant with `id`, or 404 `Tenant not found` naming it. */
-export async function getTenant(db: Database, id: string): Promise<LinkedTenantRow> {
+export async function getTenant(db: Database, id: string): Promise<Tenant> {
   return withService(
     db,
     async (trx) => {
-      const row = await TenantRow.query(trx).findById(id);
-      if (!row) throw tenantNotFound(id);
-      return (await withLinks(trx, [row]))[0]!;
+      const tenant = await findTenantWithLinks(trx, id);
+      if (!tenant) throw tenantNotFound(id);
+      return tenant;
     },
     { readOnly: true },
   );

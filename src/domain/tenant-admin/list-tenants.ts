@@ -1,9 +1,10 @@
 /** listTenants: one page of tenants, with the count of every match. */
+import type { Tenant } from '../../context/entities';
 import { countTenants, searchTenants } from '../../db/queries/tenant-search';
+import { withIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
 import { decodeCursor, pageByCreation } from '../pagination';
-import { withLinks, type LinkedTenantRow } from './tenant-rows';
 
 export interface ListTenantsInput {
   limit?: number;
@@ -12,7 +13,7 @@ export interface ListTenantsInput {
 }
 
 export interface TenantPage {
-  tenants: LinkedTenantRow[];
+  tenants: Tenant[];
   totalCount: number;
   nextCursor: string | null;
 }
@@ -44,7 +45,7 @@ export async function listTenants(db: Database, input: ListTenantsInput): Promis
       // narrows): the page query would scan the table a second time to find nothing.
       if (totalCount === 0) return { tenants: [], totalCount: 0, nextCursor: null };
       const { page, nextCursor } = await pageByCreation((n, after) => searchTenants(trx, q, n, after), { limit, cursor: input.cursor });
-      return { tenants: await withLinks(trx, page), totalCount, nextCursor };
+      return { tenants: await withIdentityLinks(trx, page.map((p) => p.tenant)), totalCount, nextCursor };
     },
     { isolationLevel: 'repeatable read', readOnly: true },
   );

@@ -1,12 +1,10 @@
 /** updateTenant: the fields present change, with tenant.updated (or tenant.approved) in the same transaction. */
-import { databaseNow, type TenantRow } from '../../db/models';
-import { identityLinksOf, replaceIdentityLinks } from '../../db/queries/identity-links';
-import { findTenantForUpdate, patchTenant } from '../../db/queries/tenants';
+import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
+import { distinctLinks, findTenantForUpdate, identityLinksOf, patchTenant, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
-import { changedFields, recordEvent, type EventOrigin } from '../events';
-import type { MembershipPolicy } from '../tenants';
-import { distinctLinks, linksData, tenantData, tenantNotFound, type IdentityLink, type LinkedTenantRow } from './tenant-rows';
+import { changedFields, linksData, recordEvent, tenantData, type EventOrigin } from '../events';
+import { tenantNotFound } from './get-tenant';
 
 export interface TenantPatch {
   name?: string;
@@ -25,16 +23,16 @@ export interface TenantPatch {
  * `pending_approval` (that would lock every single-tenant request out): both are 400.
  * A taken slug is the unique violation → 409 Conflict.
  */
-export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<LinkedTenantRow> {
+export async function updateTenant(db: Database, origin: EventOrigin, id: string, patch: TenantPatch): Promise<Tenant> {
   return withService(db, async (trx) => {
     // NO KEY UPDATE: serialises updates of this tenant without waiting for its in-flight requests
     // (they hold it FOR KEY SHARE); a slug change still waits for them (slug is a unique key).
     const current = await findTenantForUpdate(trx, id);
     if (!current) throw tenantNotFound(id);
-    if (current.is_default && patch.slug !== undefined && patch.slug !== current.slug) {
+    if (current.isDefault && patch.slug !== undefined && patch.slug !== current.slug) {
       throw new ApiError('badRequest', `The slug of the default tenant ('${current.slug}') cannot be changed.`);
     }
-    if (current.is_default && patch.status === 'pending_approval') {
+    if (current.isDefault && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
     // Suspension and scheduled deletion end through their own operations, which record why.
@@ -42,17 +40,7 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
       const how = current.status === 'suspended' ? 'POST /api/setup/tenant/{tenant_id}/reactivate' : 'DELETE /api/setup/tenant/{tenant_id}/scheduled-deletion';
       throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; change its status with ${how}.`);
     }
-    const changes: Partial<Pick<TenantRow, 'name' | 'slug' | 'settings' | 'status' | 'provision_from_claims' | 'claims_issuer' | 'roles_from_claims' | 'updated_at'>> = {
-      updated_at: databaseNow(),
-    };
-    if (patch.name !== undefined) changes.name = patch.name;
-    if (patch.slug !== undefined) changes.slug = patch.slug;
-    if (patch.settings !== undefined) changes.settings = patch.settings;
-    if (patch.status !== undefined) changes.status = patch.status;
-    if (patch.membershipPolicy?.provisionFromClaims !== undefined) changes.provision_from_claims = patch.membershipPolicy.provisionFromClaims;
-    if (patch.membershipPolicy?.claimsIssuer !== undefined) changes.claims_issuer = patch.membershipPolicy.claimsIssuer;
-    if (patch.membershipPolicy?.rolesFromClaims !== undefined) changes.roles_from_claims = patch.membershipPolicy.rolesFromClaims;
-    const row = await patchTenant(trx, id, changes);
+    const row = await patchTenant(trx, id, { name: patch.name, slug: patch.slug, settings: patch.settings, status: patch.status, membershipPolicy: patch.membershipPolicy });
     const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
     let linksAfter = linksBefore;
     if (patch.identityLinks !== undefined) {
@@ -61,9 +49,9 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     }
     // Approving (pending_approval → active) is its own event; any other changed field is
     // tenant.updated with `before` and `after` of just those fields.
-    const approved = current.status === 'pending_approval' && row!.status === 'active';
+    const approved = current.status === 'pending_approval' && row.status === 'active';
     const before: Record<string, unknown> = { ...tenantData(current), identity_links: linksData(linksBefore) };
-    const diff = changedFields(before, { ...tenantData(row!), identity_links: linksData(linksAfter) });
+    const diff = changedFields(before, { ...tenantData(row), identity_links: linksData(linksAfter) });
     if (approved) {
       delete diff.before.status;
       delete diff.after.status;
@@ -71,12 +59,12 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
         action: 'tenant.approved',
         tenantId: id,
         target: { type: 'tenant', id },
-        data: { tenant: tenantData(row!), before: { status: current.status }, after: { status: row!.status } },
+        data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },
       });
     }
     if (!approved || Object.keys(diff.after).length > 0) {
-      await recordEvent(trx, origin, { action: 'tenant.updated', tenantId: id, target: { type: 'tenant', id }, data: { ...diff, slug: row!.slug } });
+      await recordEvent(trx, origin, { action: 'tenant.updated', tenantId: id, target: { type: 'tenant', id }, data: { ...diff, slug: row.slug } });
     }
-    return Object.assign(row!, { identityLinks: linksAfter });
+    return { ...row, identityLinks: linksAfter };
   });
 }

@@ -10,7 +10,7 @@ import request from 'supertest';
 import type { AuditReport, AuditViolation } from '../../../generated/types.gen';
 import { READER_ROLE } from '../../../src/db/schema';
 import { auditTenants } from '../../../src/domain/audit';
-import { createTenantWithSampleData } from '../../../src/domain/tenants';
+import { createTenantWithSampleData } from '../../../src/domain/tenant-admin';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique, type TenantFixture } from '../../helpers/factories';
 

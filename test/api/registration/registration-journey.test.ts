@@ -3,7 +3,7 @@
  * API, and the approval path through a platform admin (docs/tenants.md#self-service-registration).
  */
 import request from 'supertest';
-import { SAMPLE_BOARDS } from '../../../src/domain/sample-data';
+import { SAMPLE_BOARDS } from '../../../src/db/queries/tenants';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { adminToken, closeOwnerConnection, tokenFor, unique } from '../../helpers/factories';
 

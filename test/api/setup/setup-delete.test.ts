@@ -10,7 +10,7 @@ import { TENANT_TABLES } from '../../../src/db/schema';
 import { withTenant } from '../../../src/db/tenant-scope';
 import { SYSTEM_ORIGIN } from '../../../src/domain/events';
 import { deleteTenant } from '../../../src/domain/tenant-admin';
-import { createTenantWithSampleData } from '../../../src/domain/tenants';
+import { createTenantWithSampleData } from '../../../src/domain/tenant-admin';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { adminToken, closeOwnerConnection, ownerConnection, tokenFor, unique } from '../../helpers/factories';
 
