@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import type { Express } from 'express';
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyResult } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTVerifyResult } from 'jose';
 import request from 'supertest';
 import { LOCAL_ISSUER } from '../../../src/auth/local-keys';
 import { insertTenantTokenKey } from '../../../src/db/queries/tenant-tokens';
@@ -53,8 +53,8 @@ async function mint(app: Express, token: string, tenantSlug?: string): Promise<r
   return r;
 }
 
-async function verify(jwt: string, keys: Parameters<typeof jwtVerify>[1], t: TestApp): Promise<JWTVerifyResult> {
-  return jwtVerify(jwt, keys as never, { issuer: t.config.tenantTokenIssuer, audience: t.config.tenantTokenAudience, typ: 'at+jwt', algorithms: ['ES256'] });
+async function verify(jwt: string, keys: Parameters<typeof jwtVerify>[1], t: TestApp, currentDate?: Date): Promise<JWTVerifyResult> {
+  return jwtVerify(jwt, keys as never, { issuer: t.config.tenantTokenIssuer, audience: t.config.tenantTokenAudience, typ: 'at+jwt', algorithms: ['ES256'], currentDate });
 }
 
 async function keyRows(t: TestApp): Promise<TenantTokenKeyRow[]> {
@@ -235,8 +235,11 @@ describe('expiry', () => {
     const r = await mint(t.app, token, tenant.slug);
     expect(r.body.expires_in).toBe(1);
     const keys = createLocalJWKSet((await request(t.app).get('/.well-known/jwks.json')).body);
-    const { payload } = await verify(r.body.access_token, keys, t);
-    // Wait until the clock is past exp, then verify again.
+    // Valid at the moment it was issued (checked at its iat, so a slow machine cannot make the
+    // second-long token expire before this first check)…
+    const { payload } = await verify(r.body.access_token, keys, t, new Date(decodeJwt(r.body.access_token).iat! * 1000));
+    expect(payload.exp! - payload.iat!).toBe(1);
+    // …and refused once the clock is past exp.
     while (Date.now() / 1000 < payload.exp! + 1) await new Promise((res) => setTimeout(res, 250));
     await expect(verify(r.body.access_token, keys, t)).rejects.toBeInstanceOf(joseErrors.JWTExpired);
   });
