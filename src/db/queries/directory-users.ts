@@ -146,7 +146,8 @@ export async function bindDirectoryUser(trx: Knex.Transaction, tenantId: string,
 export async function bindExistingMembership(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<{ row: DirectoryUserRow; roleBefore: string } | null> {
   const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { role_before: string }> }>(
     `with member as (
-       select id, role from users where tenant_id = ? and id = ? for update
+       -- Not FOR UPDATE: concurrent requests of this member hold FOR KEY SHARE on the row (the facts statement).
+       select id, role from users where tenant_id = ? and id = ? for no key update
      ), du as (
        select id from directory_users
         where tenant_id = ? and id = ? and user_id is null

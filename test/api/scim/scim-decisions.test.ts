@@ -246,6 +246,16 @@ describe('members who were there first', () => {
     expect((await decision(m.auth).expect(403)).body.detail).toContain('deactivated by its directory');
   });
 
+  it('several first requests at once bind them once', async () => {
+    const d = await directory();
+    const m = await existingMember(d);
+    const duId = await scimUser(d.scim, m.email);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => decision(m.auth)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect((await ownerConnection()('directory_users').where({ id: duId }).first('user_id')).user_id).toBe(m.id);
+    expect(await ownerConnection()('events').where({ tenant_id: d.id, target_id: m.id, action: 'member.updated' }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+
   it('deactivated before their next request: that request binds them and is refused', async () => {
     const d = await directory();
     const m = await existingMember(d, 'admin');
