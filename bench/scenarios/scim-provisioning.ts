@@ -74,6 +74,13 @@ async function inFlight(count: number, job: (i: number) => Promise<Answer>, ok: 
   return { seconds: (Date.now() - started) / 1000, latencies };
 }
 
+/** Decision facts looked up from memory and from the database so far (the service's /metrics). */
+async function factLookups(port: number): Promise<{ memory: number; database: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const count = (from: string) => Number(new RegExp(`tenant_service_decision_facts_lookups_total\\{from="${from}"\\} (\\d+)`).exec(text)?.[1] ?? NaN);
+  return { memory: count('memory'), database: count('database') };
+}
+
 function p(sorted: number[], q: number): number {
   if (!sorted.length) return 0;
   return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((q / 100) * sorted.length) - 1))]! * 10) / 10;
@@ -104,6 +111,9 @@ export interface ScimProvisioningResult {
   during_decision_p99_ms: number;
   decision_requests_during: number;
   decision_non_2xx_during: number;
+  /** The service's decision fact lookups alone and during provisioning: from memory or from the database. */
+  fact_lookups_quiet: { memory: number; database: number };
+  fact_lookups_during: { memory: number; database: number };
   p99_ratio: number;
   target_p99_ratio: number;
   met: boolean;
@@ -127,7 +137,9 @@ export async function scimProvisioningScenario(ctx: BenchContext, opts: { admin:
 
     const decisionUrl = `http://127.0.0.1:${server.port}/api/tenant/decision`;
     log(`scim provisioning: another tenant's decision p99 alone (${QUIET_S} s, ${OTHER_CONNECTIONS} connections)`);
+    const lookupsBefore = await factLookups(server.port);
     const quiet = await autocannon({ url: decisionUrl, connections: OTHER_CONNECTIONS, duration: QUIET_S, headers: opts.neighbour, timeout: 30 });
+    const lookupsQuiet = await factLookups(server.port);
     if (quiet.non2xx) throw new Error(`the other tenant's decision answered ${quiet.non2xx} non-2xx while quiet`);
 
     log(`scim provisioning: ${USERS} users, ${GROUPS} groups, members by PATCH of ${PATCH_BATCH}, ${CONCURRENCY} requests in flight`);
@@ -189,6 +201,8 @@ export async function scimProvisioningScenario(ctx: BenchContext, opts: { admin:
     }
     const totalSeconds = (Date.now() - started) / 1000;
     const loaded = await during;
+    const lookupsDuring = await factLookups(server.port);
+    const delta = (a: { memory: number; database: number }, b: { memory: number; database: number }) => ({ memory: b.memory - a.memory, database: b.database - a.database });
 
     // What the tenant holds now is exactly what the directory sent.
     const listed = await send(agent, server.port, 'GET', '/scim/v2/Users?count=1', scim);
@@ -205,6 +219,7 @@ export async function scimProvisioningScenario(ctx: BenchContext, opts: { admin:
     const ratio = Math.round((loaded.latency.p99 / Math.max(quiet.latency.p99, 0.001)) * 100) / 100;
     log(`  ${USERS} users in ${phases[0]!.seconds} s (${phases[0]!.requests_per_s}/s); whole run ${totalSeconds.toFixed(1)} s`);
     log(`  other tenant's decision p99: ${quiet.latency.p99} ms alone, ${loaded.latency.p99} ms during provisioning (${ratio}x; target <= 3x)`);
+    log(`  decision facts lookups alone ${JSON.stringify(delta(lookupsBefore, lookupsQuiet))}, during ${JSON.stringify(delta(lookupsQuiet, lookupsDuring))}`);
     return {
       users: USERS,
       groups: GROUPS,
@@ -219,6 +234,8 @@ export async function scimProvisioningScenario(ctx: BenchContext, opts: { admin:
       during_decision_p99_ms: loaded.latency.p99,
       decision_requests_during: loaded.requests.total,
       decision_non_2xx_during: loaded.non2xx,
+      fact_lookups_quiet: delta(lookupsBefore, lookupsQuiet),
+      fact_lookups_during: delta(lookupsQuiet, lookupsDuring),
       p99_ratio: ratio,
       target_p99_ratio: 3,
       met: ratio <= 3 && loaded.non2xx === 0,

@@ -21,6 +21,7 @@ import * as tenantLifecycle from './migrations/014-tenant-lifecycle';
 import * as roles from './migrations/015-roles';
 import * as decisionFactsNotify from './migrations/017-decision-facts-notify';
 import * as directorySync from './migrations/018-directory-sync';
+import * as directoryExistingMembers from './migrations/019-directory-existing-members';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -84,6 +85,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '016-member-removals': memberRemovals,
   '017-decision-facts-notify': decisionFactsNotify,
   '018-directory-sync': directorySync,
+  '019-directory-existing-members': directoryExistingMembers,
 };
 
 /** The migrations this version knows, in the order they run. */

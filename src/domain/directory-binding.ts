@@ -7,7 +7,7 @@
  * tenant trusts the token's issuer and that no removal mark stands.
  */
 import { insertMembership } from '../db/queries/enter-tenant';
-import { bindDirectoryUser as bindRow, findBindableDirectoryUser } from '../db/queries/directory-users';
+import { bindDirectoryUser as bindRow, bindExistingMembership, findBindableDirectoryUser, setMemberRole } from '../db/queries/directory-users';
 import type { Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
@@ -37,6 +37,36 @@ export async function bindDirectoryUser(
     target: { type: 'member', id: inserted.member.userId },
     data: { member: { user_id: inserted.member.userId, directory_user_id: du.id, user_name: du.user_name, issuer: b.caller.issuer, subject: b.caller.subject, role: du.role }, bound: true, source: 'directory' },
   });
+  return true;
+}
+
+/**
+ * Binds a member who was there before the directory (docs/directory-sync.md#members-who-were-there-first)
+ * to the directory user their verified email names: the directory's from now on. Their role
+ * becomes the one the directory's groups give (a `member.role_changed` event when it changes);
+ * a deactivated directory user refuses them from this request on. False when a concurrent
+ * request bound either side first.
+ */
+export async function bindExistingMember(trx: Transaction, origin: EventOrigin, b: { tenantId: string; userId: string; directoryUserId: string }): Promise<boolean> {
+  const bound = await bindExistingMembership(trx, b.tenantId, b.directoryUserId, b.userId);
+  if (!bound) return false;
+  const du = bound.row;
+  const member = { user_id: b.userId, directory_user_id: du.id, user_name: du.user_name, role: du.role };
+  await recordEvent(trx, origin, {
+    action: 'member.updated',
+    tenantId: b.tenantId,
+    target: { type: 'member', id: b.userId },
+    data: { member, bound: true, existing_member: true, active: du.active, source: 'directory' },
+  });
+  if (bound.roleBefore !== du.role) {
+    await setMemberRole(trx, b.tenantId, b.userId, du.role);
+    await recordEvent(trx, origin, {
+      action: 'member.role_changed',
+      tenantId: b.tenantId,
+      target: { type: 'member', id: b.userId },
+      data: { member, before: { role: bound.roleBefore }, after: { role: du.role }, source: 'directory_groups' },
+    });
+  }
   return true;
 }
 

@@ -64,14 +64,27 @@ function tenantHeader(req: Request): string | null {
   return typeof h === 'string' ? h : null;
 }
 
-async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerContext, input: HandlerInput, req: Request): Promise<Reply<Record<number, unknown>>> {
+/**
+ * Whose decision facts a write may have changed: a platform operation's, everyone's (`*`); a
+ * tenant's transaction (SCIM, tenant operations) writes only that tenant's rows (row-level
+ * security), so only its facts; null while the handler has not run (nothing was committed).
+ */
+interface WriteScope {
+  tenantId: string | null;
+}
+
+async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerContext, input: HandlerInput, req: Request, scope: WriteScope): Promise<Reply<Record<number, unknown>>> {
   const call = handler.run as unknown as Run;
   switch (handler.kind) {
     case 'public':
     case 'caller':
+      scope.tenantId = '*';
       return call(ctx, input);
-    case 'scim':
-      return runScim(ctx, stateOf(req).scim, (sctx) => call(sctx, input));
+    case 'scim': {
+      const scim = stateOf(req).scim;
+      scope.tenantId = scim?.tenantId ?? null;
+      return runScim(ctx, scim, (sctx) => call(sctx, input));
+    }
     case 'tenantRead':
     case 'tenant': {
       if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin' && op.access !== 'tenantPlatformAdmin') {
@@ -91,6 +104,7 @@ async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerConte
       return observeTenantResolution(ctx, header, (entered) =>
         enterTenant(actx, header, access, (tctx) => {
           entered(tctx.source);
+          scope.tenantId = tctx.tenant.id;
           return call(tctx, input);
         }),
       );
@@ -114,12 +128,15 @@ export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, confi
       };
       const handler = table[op.operationId]!;
       let reply: Reply<Record<number, unknown>>;
+      const scope: WriteScope = { tenantId: null };
       try {
-        reply = await run(handler, op, new HandlerContext(state, config, state.clientIp(req)), input, req);
+        reply = await run(handler, op, new HandlerContext(state, config, state.clientIp(req)), input, req, scope);
       } finally {
         // A write committed here is honoured by this instance's next request at once, not when
-        // its notification comes back (docs/architecture.md "Decisions from memory").
-        if (op.method !== 'GET' && op.method !== 'HEAD' && handler.kind !== 'tenantRead') state.services.decisionMemory?.facts?.forget('*');
+        // its notification comes back (docs/architecture.md "Decisions from memory"); other
+        // tenants' facts stay (a directory provisioning one tenant must not send every other
+        // tenant's decisions to the database).
+        if (op.method !== 'GET' && op.method !== 'HEAD' && handler.kind !== 'tenantRead' && scope.tenantId !== null) state.services.decisionMemory?.facts?.forget(scope.tenantId);
       }
       res.status(reply.status as number);
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);

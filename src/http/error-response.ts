@@ -83,8 +83,9 @@ export function errorStage(rootLogger: Logger) {
     // instead of reading (up to 1 MiB of) a body nobody will use.
     if (!req.complete && hasUnreadBody(req)) res.setHeader('Connection', 'close');
     if (e.kind === 'unauthorized' && !res.getHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="tenant-service"');
-    // Declared per operation (x-error-format): a SCIM operation answers SCIM errors.
-    if (state?.operation?.errorFormat === 'scim') return sendScimError(res, e, requestId);
+    // Declared per operation (x-error-format): a SCIM operation answers SCIM errors, and so does
+    // a path under the SCIM base that matches none (a 404 or 405 a directory must be able to read).
+    if (state?.errorFormat === 'scim') return sendScimError(res, e, requestId);
     res.json(e.toBody(requestId));
   };
 }

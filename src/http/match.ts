@@ -49,8 +49,19 @@ function pathParams(template: string, path: string): Record<string, string> | Ap
   return params;
 }
 
+/**
+ * The base paths of the operations that answer SCIM errors (`x-error-format: scim`): the first two
+ * segments of their templates (`/scim/v2`). A path under one that matches no operation is refused
+ * in that format too: a directory reads every answer under its base URL as SCIM.
+ */
+export function scimBasePaths(operations: readonly ContractOperation[]): readonly string[] {
+  return [...new Set(operations.filter((o) => o.errorFormat === 'scim').map((o) => o.path.split('/').slice(0, 3).join('/')))];
+}
+
 export function matchStage(router: ContractRouter, operations: readonly ContractOperation[]): RequestHandler {
   const byId = new Map(operations.map((o) => [o.operationId, o]));
+  const scimBases = scimBasePaths(operations);
+  const underScimBase = (path: string) => scimBases.some((b) => path === b || path.startsWith(`${b}/`));
   // Methods an operation answers besides its own (x-forwarded-methods: a gateway forwards the
   // product request's method to the decision endpoint): for each, the declared methods to try.
   const forwardedTo = new Map<string, string[]>();
@@ -85,6 +96,7 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
     if (!operation || params === null) {
       state.miss = typeof route === 'string' ? route : 'notFound';
       if (state.miss === 'methodNotAllowed') state.pathOperation = atPath(req.path);
+      if (underScimBase(req.path)) state.missErrorFormat = 'scim';
     } else if (params instanceof ApiError) {
       state.operation = operation;
       state.deferredError = params;

@@ -17,7 +17,7 @@ export class RequestState {
   /** Verified caller; null until the token stage verified one (or on unauthenticated paths). */
   caller: Caller | null = null;
   /** The SCIM token of a SCIM operation (./scim-token.ts): its tenant and id; null otherwise. */
-  scim: { readonly tenantId: string; readonly tokenId: string } | null = null;
+  scim: { readonly tenantId: string; readonly tokenId: string; readonly forget?: () => void } | null = null;
   /** Why the token was refused; raised after the request has been counted. */
   authError: unknown = null;
   /** The matched operation; null for a path that matches none. */
@@ -26,6 +26,8 @@ export class RequestState {
   miss: 'notFound' | 'methodNotAllowed' | null = null;
   /** On a 405: an operation declared at the path, whose style the refusal is answered in. */
   pathOperation: ContractOperation | null = null;
+  /** On a miss: the error format of the operations under whose base path it falls (./match.ts). */
+  missErrorFormat: ContractOperation['errorFormat'] = 'service';
   /**
    * A refusal found before matching (a malformed X-Tenant under /api): raised as soon as the
    * operation is matched, before counting, so it is answered in that operation's style.
@@ -45,6 +47,11 @@ export class RequestState {
   /** The operation whose declarations the answer follows: the matched one, else the one at the path. */
   get answeringOperation(): ContractOperation | null {
     return this.operation ?? this.pathOperation;
+  }
+
+  /** The shape of this request's error body: its operation's `x-error-format`, else its base path's. */
+  get errorFormat(): ContractOperation['errorFormat'] {
+    return this.answeringOperation?.errorFormat ?? this.missErrorFormat;
   }
 
   constructor(

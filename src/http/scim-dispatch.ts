@@ -39,10 +39,14 @@ class InScimTenant implements ScimContext {
   }
 }
 
-export async function runScim<T>(ctx: RequestContext, scim: { tenantId: string; tokenId: string } | null, run: (sctx: ScimContext) => Promise<T>): Promise<T> {
+export async function runScim<T>(ctx: RequestContext, scim: { tenantId: string; tokenId: string; forget?: () => void } | null, run: (sctx: ScimContext) => Promise<T>): Promise<T> {
   if (!scim) throw new ApiError('unauthorized', 'A valid SCIM token is required.');
   return withTenant(ctx.services.db, scim.tenantId, async (trx) => {
-    const { slug } = await enterScimTenant(trx, scim.tenantId, scim.tokenId);
+    const { slug } = await enterScimTenant(trx, scim.tenantId, scim.tokenId).catch((err: unknown) => {
+      // Revoked since its tenant was remembered (src/http/scim-token.ts).
+      if (err instanceof ApiError && err.kind === 'unauthorized') scim.forget?.();
+      throw err;
+    });
     return run(new InScimTenant(ctx, scim.tenantId, slug, scim.tokenId, trx));
   });
 }

@@ -39,6 +39,8 @@ export interface TenantFacts {
   readonly directoryManaged?: boolean;
   /** The caller's membership's directory user is inactive (false); null or absent when not the directory's. */
   readonly directoryActive?: boolean | null;
+  /** For a member no directory user is bound to: the unbound directory user their verified email names. */
+  readonly directoryMatch?: string | null;
 }
 
 /** Removed by an admin, left, or deprovisioned by a directory. */
@@ -110,6 +112,13 @@ export type EntryDecision =
       readonly role: RoleKey | null;
       /** The permissions of the role the caller acts with (empty for a platform admin who is not a member). */
       readonly permissions: readonly string[];
+      /** A platform admin whose membership the directory deactivated: they act without it. */
+      readonly withoutMembership?: boolean;
+      /**
+       * A member from before the directory was connected: bind their membership to this directory
+       * user first, then decide again on the directory's word.
+       */
+      readonly bindMember?: string;
     };
 
 /** The refusals the request settles before any fact is read; null when it names a tenant. */
@@ -238,10 +247,25 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   let setRole: RoleKey | null = null;
   // A removal sticks: no claim, linked id or single-tenant default makes them a member again.
   const removal = role === null ? (facts.removal ?? null) : null;
-  // The directory deactivated this member: refused at once, whatever the token says.
-  if (role !== null && facts.directoryActive === false && !caller.isPlatformAdmin) {
-    return refuse(new ApiError('accessDenied', `The user's membership of tenant '${facts.slug}' was deactivated by its directory.`));
+  // The directory deactivated this member: refused at once, whatever the token says. A platform
+  // admin who is such a member keeps the platform's powers over the tenant (operations for its
+  // admins or for platform admins) but acts without the membership; as a member (tenantMember
+  // operations: the decision, tenant tokens, GET /api/tenant) they are refused like anyone
+  // (docs/directory-sync.md#leavers-leave-at-once).
+  if (role !== null && facts.directoryActive === false) {
+    if (!caller.isPlatformAdmin || access.level === 'tenantMember') {
+      return refuse(new ApiError('accessDenied', `The user's membership of tenant '${facts.slug}' was deactivated by its directory.`));
+    }
+    const closed = statusRefusal(facts.slug, facts.status);
+    if (closed) return refuse(closed);
+    return { kind: 'enter', source: sourceOf(request), provision: false, role: null, permissions: [], withoutMembership: true };
   }
+  // A member from before the directory was connected, named by an unbound directory user (by
+  // their verified email), for an issuer the tenant trusts: bound first, then decided again.
+  const bindMember =
+    role !== null && facts.directoryManaged === true && (facts.directoryActive ?? null) === null && typeof facts.directoryMatch === 'string' && trustsIssuerForDirectory(facts, caller.issuer)
+      ? facts.directoryMatch
+      : undefined;
   // A stranger to a directory-managed tenant may be one of its directory's users, not yet bound.
   const bind = role === null && !removal && facts.directoryManaged === true && caller.canBindDirectoryUser === true && trustsIssuerForDirectory(facts, caller.issuer);
   const why = role === null ? (removal ? '' : provisionRefusal(request, facts, caller)) : null;
@@ -277,7 +301,7 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
     return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
   }
   const permissions = role === null ? [] : (Object.prototype.hasOwnProperty.call(facts.rolePermissions, role) ? facts.rolePermissions[role]! : []);
-  return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions };
+  return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions, ...(bindMember ? { bindMember } : {}) };
 }
 
 /** What a product request needs (the gateway decision's `role` and `permission` parameters). */

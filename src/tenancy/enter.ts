@@ -22,7 +22,8 @@ import {
   type TenantFactsQuery,
   type TenantFactsRow,
 } from '../db/queries/enter-tenant';
-import { bindDirectoryUser, notInDirectory } from '../domain/directory-binding';
+import { bindDirectoryUser, bindExistingMember, notInDirectory } from '../domain/directory-binding';
+import { emailKey } from '../domain/scim/resources';
 import { memberData, originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
@@ -34,7 +35,13 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
   const { config, caller } = ctx;
   const roleClaim = config.jwtTenantRoleClaim;
   // The roles the token names: their permissions are read with the facts (one statement).
-  const who = { issuer: caller.issuer, subject: caller.subject, roles: roleClaim === null ? [] : tokenRole(readClaim(caller.claims, roleClaim)) };
+  const who = {
+    issuer: caller.issuer,
+    subject: caller.subject,
+    roles: roleClaim === null ? [] : tokenRole(readClaim(caller.claims, roleClaim)),
+    // Only a verified email may name a member's directory user (docs/directory-sync.md#members-who-were-there-first).
+    emailKey: caller.emailVerified === true && caller.email ? emailKey(caller.email) : null,
+  };
   if (!config.multiTenantMode) return { request: { kind: 'default' }, query: { slug: null, ...who } };
   const request = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim, idClaim: config.jwtTenantIdClaim });
   const refusal = refusalOf(request);
@@ -59,6 +66,7 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     removal: row.user_removal,
     directoryManaged: row.tenant_directory_managed,
     directoryActive: row.user_directory_active,
+    directoryMatch: row.user_directory_match,
   };
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {
@@ -133,10 +141,26 @@ function entered(ctx: AuthenticatedContext, tenant: Tenant, membership: Membersh
 }
 
 /** The transaction path: facts, decision, the membership a first use needs, then `run`. */
-function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, query: TenantFactsQuery, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T> {
-  return withTenantFacts(ctx.services.db, query, async (first, trx) => {
+async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, query: TenantFactsQuery, access: TenantAccess, run: (tctx: TenantContext) => Promise<T>): Promise<T> {
+  // A member bound to a directory user that the directory deactivated: the binding commits, the
+  // request is refused after it.
+  let refusedAfterBinding: ApiError | null = null;
+  const out = await withTenantFacts(ctx.services.db, query, async (first, trx) => {
     let row = first;
     let d = decide(ctx, request, row, access);
+    if (d.bindMember) {
+      // A member from before the directory was connected, whom a directory user names: the
+      // directory's from now on (docs/directory-sync.md#members-who-were-there-first).
+      await bindExistingMember(trx, originOf(ctx), { tenantId: row!.tenant_id, userId: row!.user_id!, directoryUserId: d.bindMember });
+      row = await rereadTenantFacts(trx, query);
+      try {
+        d = decide(ctx, request, row, access);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        refusedAfterBinding = err;
+        return null;
+      }
+    }
     if (d.bind) {
       // A stranger to a directory-managed tenant: bound to the directory user their token names
       // (refused when none), then decided again as the member they now are.
@@ -148,7 +172,7 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
       if (d.bind) throw notInDirectory(row!.tenant_slug);
     }
     const tenant = tenantOfFacts(row!);
-    let membership = membershipOfFacts(row!, ctx.caller, d.permissions);
+    let membership = d.withoutMembership ? null : membershipOfFacts(row!, ctx.caller, d.permissions);
     let made = false;
     if (d.provision) {
       const { caller } = ctx;
@@ -196,8 +220,10 @@ function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest, quer
         membership = { ...membership, role: d.role };
       }
     }
-    return run(new InTransaction(entered(ctx, tenant, membership, d.source, made), trx));
+    return { value: await run(new InTransaction(entered(ctx, tenant, membership, d.source, made), trx)) };
   });
+  if (refusedAfterBinding !== null || out === null) throw refusedAfterBinding ?? new Error('refused without a refusal');
+  return out.value;
 }
 
 /**
@@ -242,7 +268,7 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await factsOf(ctx, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision && !d.bind && d.role === null) return entered(ctx, tenantOfFacts(row!), membershipOfFacts(row!, ctx.caller, d.permissions), d.source, false);
+  if (!d.provision && !d.bind && !d.bindMember && d.role === null) return entered(ctx, tenantOfFacts(row!), d.withoutMembership ? null : membershipOfFacts(row!, ctx.caller, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
   // again on the facts read inside that transaction. This instance forgets the tenant's facts
   // at once; the others when the change's notification arrives.

@@ -63,6 +63,18 @@ export function contractProblem(method: string, url: string, res: ResponseLike):
   // Newline-delimited JSON (a tenant export) is checked by its media type: its lines are not one document.
   const isNdjson = type.includes('application/x-ndjson');
   const isJson = type.includes('json') && !isNdjson;
+  const scimErrorOk = () => {
+    const b = res.body as Record<string, unknown>;
+    const ok =
+      type.startsWith('application/scim+json') &&
+      b &&
+      Array.isArray(b.schemas) &&
+      b.schemas.length === 1 &&
+      b.schemas[0] === 'urn:ietf:params:scim:api:messages:2.0:Error' &&
+      b.status === String(res.status) &&
+      typeof b.detail === 'string';
+    return ok ? null : `${where}: not a SCIM error body (${type}): ${JSON.stringify(res.body)}`;
+  };
   const errorSchemaOk = () => {
     const b = res.body as Record<string, unknown>;
     if (!b || typeof b.error !== 'string' || typeof b.detail !== 'string') return `${where}: error body lacks error/detail: ${JSON.stringify(res.body)}`;
@@ -72,6 +84,8 @@ export function contractProblem(method: string, url: string, res: ResponseLike):
   const op = api().matchOperation({ method, path: pathname, headers: {}, query: {} }) ?? forwardedOperation(method, pathname);
   if (!op) {
     if (res.status < 400) return `${where}: no operation in openapi.yaml matches`;
+    // Under the SCIM base a directory reads every answer as SCIM: a miss is a SCIM error too.
+    if (pathname === '/scim/v2' || pathname.startsWith('/scim/v2/')) return scimErrorOk();
     return errorSchemaOk();
   }
   const responses = (op.responses ?? {}) as Record<string, { headers?: Record<string, { schema?: { type?: string } }> }>;

@@ -137,3 +137,36 @@ export async function findBindableDirectoryUser(trx: Knex.Transaction, tenantId:
 export async function bindDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<void> {
   await trx('directory_users').where({ tenant_id: tenantId, id }).update({ user_id: userId, updated_at: trx.fn.now() });
 }
+
+/**
+ * Binds an existing membership to the directory user `id` if that user is still unbound and
+ * the membership still has no directory user (locked; concurrent requests of the same person
+ * bind once). Returns the bound directory user with the membership's role before, or null.
+ */
+export async function bindExistingMembership(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<{ row: DirectoryUserRow; roleBefore: string } | null> {
+  const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { role_before: string }> }>(
+    `with member as (
+       -- Not FOR UPDATE: concurrent requests of this member hold FOR KEY SHARE on the row (the facts statement).
+       select id, role from users where tenant_id = ? and id = ? for no key update
+     ), du as (
+       select id from directory_users
+        where tenant_id = ? and id = ? and user_id is null
+          and not exists (select 1 from directory_users b where b.tenant_id = ? and b.user_id = ?)
+        for update
+     )
+     update directory_users d set user_id = m.id, updated_at = now()
+       from member m, du
+      where d.tenant_id = ? and d.id = du.id
+     returning d.*, m.role as role_before`,
+    [tenantId, userId, tenantId, id, tenantId, userId, tenantId],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  const { role_before: roleBefore, ...row } = r;
+  return { row: row as DirectoryUserRow, roleBefore };
+}
+
+/** Sets a bound membership's role to its directory user's (the directory is the source of truth). */
+export async function setMemberRole(trx: Knex.Transaction, tenantId: string, userId: string, role: string): Promise<void> {
+  await trx('users').where({ tenant_id: tenantId, id: userId }).update({ role });
+}

@@ -1,6 +1,6 @@
 /**
  * The facts a tenant request is decided on, in the request's first statement
- * (`app_tenant_facts`, migrations 015 and 016): the tenant (by id, slug, identity link or the default),
+ * (`app_tenant_facts`, migrations 015, 016, 018 and 019): the tenant (by id, slug, identity link or the default),
  * its membership policy and identity links, the caller's membership and the permissions of the
  * roles the decision may need, and the caller's removal mark. The statement also sets
  * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
@@ -25,6 +25,8 @@ export interface TenantFactsQuery {
   readonly subject: string;
   /** Role keys the token's role claim names, whose permissions the decision may need. */
   readonly roles?: readonly string[];
+  /** The key of the token's verified email (null: none), matched against unbound directory users. */
+  readonly emailKey?: string | null;
 }
 
 export interface IdentityLinkRow {
@@ -63,6 +65,11 @@ export interface TenantFactsRow {
   tenant_external_id_claim: string | null;
   /** The caller's directory user's `active`; null when the membership is not the directory's. */
   user_directory_active: boolean | null;
+  /**
+   * For a member no directory user is bound to, in a directory-managed tenant: the unbound
+   * directory user their verified email names (migration 019); null otherwise.
+   */
+  user_directory_match: string | null;
 }
 
 /**
@@ -75,18 +82,18 @@ export interface TenantFactsRow {
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
    f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at,
-   f.role_permissions, f.user_removal, f.tenant_directory_managed, f.tenant_external_id_claim, f.user_directory_active
+   f.role_permissions, f.user_removal, f.tenant_directory_managed, f.tenant_external_id_claim, f.user_directory_active, f.user_directory_match
  from app_tenant_facts(
-   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[]) f`;
+   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[], $9::text) f`;
 /**
  * Its prepared name (prepared statements live on one connection of one process). The columns
  * are listed, not `f.*`, so a later migration that adds a result column leaves the prepared
  * plan of this statement valid.
  */
-const NAME = 'tenant_service_enter_tenant_v3';
+const NAME = 'tenant_service_enter_tenant_v4';
 
 function values(q: TenantFactsQuery): unknown[] {
-  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? []];
+  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? [], q.emailKey ?? null];
 }
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not

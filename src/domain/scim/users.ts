@@ -91,7 +91,8 @@ export async function createUser(s: ScimScope, body: unknown): Promise<Record<st
   await assertUserNameFree(s, f, null);
   const row = await insertDirectoryUser(s.trx, s.tenantId, f);
   await recordEvent(s.trx, s.origin, { action: 'member.provisioned', tenantId: s.tenantId, target: { type: 'directory_user', id: row.id }, data: { ...eventData(row), source: 'directory' } });
-  return withGroups(s, row);
+  // A user just made is in no group yet.
+  return toScimUser(row, s.base, []);
 }
 
 /** Writes the new fields and records what changed: updated, and deactivated or reactivated. */

@@ -174,3 +174,128 @@ describe('groups give roles', () => {
     expect((await decision(auth).expect(200)).headers['x-tenant-role']).toBe('member');
   });
 });
+
+describe('a platform admin who is also a directory member', () => {
+  it('deactivated: refused as a member (decision, GET /api/tenant, tenant token); keeps the platform powers over the tenant', async () => {
+    const d = await directory();
+    const email = `${unique('padmin')}@example.com`;
+    const duId = await scimUser(d.scim, email);
+    const sub = unique('padmin');
+    const claims = { tenant: d.slug, email, email_verified: true };
+    // Bound at their first sign-in (a token that did not make them a platform admin yet).
+    const userId = (await decision(`Bearer ${tokenFor({ sub, claims })}`).expect(200)).body.user_id as string;
+    const admin = `Bearer ${tokenFor({ sub, admin: true, claims })}`;
+    expect((await decision(admin).expect(200)).body.user_id).toBe(userId);
+
+    await request(t.app).patch(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] }).expect(200);
+    const off = await decision(admin).expect(403);
+    expect(off.body.detail).toContain('deactivated by its directory');
+    expect((await request(t.app).get('/api/tenant').set('Authorization', admin).expect(403)).body.detail).toContain('deactivated by its directory');
+    expect((await request(t.app).post('/api/tenant/token').set('Authorization', admin).expect(403)).body.detail).toContain('deactivated by its directory');
+    await request(t.app).get('/api/tenant/members').set('Authorization', admin).expect(403);
+
+    // The platform's powers: the tenant's admin and platform-admin operations, and /api/setup.
+    await request(t.app).get('/api/tenant/scim').set('Authorization', admin).expect(200);
+    await request(t.app).get('/api/tenant/scim/tokens').set('Authorization', admin).expect(200);
+    await request(t.app).get('/api/setup/tenants').query({ q: d.slug }).set('Authorization', admin).expect(200);
+    // Acting as a platform admin, not as the deactivated member: an event names no membership of theirs.
+    const minted = await request(t.app).post('/api/tenant/scim/tokens').set('Authorization', admin).send({ description: 'by the operator' }).expect(201);
+    const ev = await ownerConnection()('events').where({ tenant_id: d.id, action: 'scim_token.created', target_id: minted.body.token_id }).first('actor_platform_admin');
+    expect(ev.actor_platform_admin).toBe(true);
+
+    await request(t.app).patch(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'True' }] }).expect(200);
+    expect((await decision(admin).expect(200)).body.user_id).toBe(userId);
+  });
+});
+
+describe('members who were there first', () => {
+  async function existingMember(d: { id: string; slug: string }, role: 'member' | 'admin' = 'member') {
+    const email = `${unique('first')}@example.com`;
+    const u = await createUser(d.id, { email, role });
+    return { ...u, email, auth: `Bearer ${tokenFor({ sub: u.subject, claims: { tenant: d.slug, email, email_verified: true } })}` };
+  }
+
+  it('the directory creates them (201, no second membership); their next request binds them, with the role its groups give', async () => {
+    const d = await directory();
+    await request(t.app).put('/api/tenant/scim').set('Authorization', d.admin).send({ group_roles: [{ group: 'Admins', role: 'admin' }] }).expect(200);
+    const m = await existingMember(d);
+    expect((await decision(m.auth).expect(200)).headers['x-tenant-role']).toBe('member');
+    // Okta's import-and-match looks first: no directory user has their userName yet.
+    const looked = await request(t.app).get('/scim/v2/Users').query({ filter: `userName eq "${m.email}"`, startIndex: 1, count: 100 }).set('Authorization', d.scim).expect(200);
+    expect(looked.body.totalResults).toBe(0);
+    const duId = await scimUser(d.scim, m.email.toUpperCase());
+    await request(t.app).post('/scim/v2/Groups').set('Authorization', d.scim).send({ displayName: 'Admins', members: [{ value: duId }] }).expect(201);
+    // The same userName again is the directory's mistake: 409 uniqueness.
+    const again = await request(t.app).post('/scim/v2/Users').set('Authorization', d.scim).send({ userName: m.email, active: true });
+    expect(again.status).toBe(409);
+    expect(again.body.scimType).toBe('uniqueness');
+
+    const ok = await decision(m.auth).expect(200);
+    expect(ok.body.user_id).toBe(m.id);
+    expect(ok.headers['x-tenant-role']).toBe('admin');
+    expect(await ownerConnection()('users').where({ tenant_id: d.id }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '2' }]);
+    expect((await ownerConnection()('directory_users').where({ id: duId }).first('user_id')).user_id).toBe(m.id);
+    const members = await request(t.app).get('/api/tenant/members').set('Authorization', d.admin).expect(200);
+    expect(members.body.members.find((x: { user_id: string }) => x.user_id === m.id).directory_managed).toBe(true);
+    const events = await ownerConnection()('events').where({ tenant_id: d.id, target_id: m.id }).orderBy('occurred_at').select('action', 'data');
+    expect(events.map((e: { action: string }) => e.action)).toEqual(['member.updated', 'member.role_changed']);
+    expect(events[0].data).toMatchObject({ bound: true, existing_member: true });
+
+    // The directory's from now on: a deactivation refuses them at once.
+    await request(t.app).patch(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] }).expect(200);
+    expect((await decision(m.auth).expect(403)).body.detail).toContain('deactivated by its directory');
+  });
+
+  it('several first requests at once bind them once', async () => {
+    const d = await directory();
+    const m = await existingMember(d);
+    const duId = await scimUser(d.scim, m.email);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => decision(m.auth)));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect((await ownerConnection()('directory_users').where({ id: duId }).first('user_id')).user_id).toBe(m.id);
+    expect(await ownerConnection()('events').where({ tenant_id: d.id, target_id: m.id, action: 'member.updated' }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+
+  it('deactivated before their next request: that request binds them and is refused', async () => {
+    const d = await directory();
+    const m = await existingMember(d, 'admin');
+    const duId = await scimUser(d.scim, m.email);
+    await request(t.app).put(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ userName: m.email, active: false }).expect(200);
+    expect((await decision(m.auth).expect(403)).body.detail).toContain('deactivated by its directory');
+    expect((await request(t.app).get('/api/tenant/members').set('Authorization', m.auth).expect(403)).body.detail).toContain('deactivated by its directory');
+    // The binding stands, though the request was refused.
+    expect((await ownerConnection()('directory_users').where({ id: duId }).first('user_id')).user_id).toBe(m.id);
+  });
+
+  it('an unverified email binds nobody: the member stays as they were', async () => {
+    const d = await directory();
+    const m = await existingMember(d);
+    const duId = await scimUser(d.scim, m.email, { active: false });
+    const unverified = `Bearer ${tokenFor({ sub: m.subject, claims: { tenant: d.slug, email: m.email, email_verified: false } })}`;
+    expect((await decision(unverified).expect(200)).body.user_id).toBe(m.id);
+    expect((await ownerConnection()('directory_users').where({ id: duId }).first('user_id')).user_id).toBeNull();
+  });
+});
+
+describe("other tenants' decisions stay in memory", () => {
+  it("a directory's writes drop only its own tenant's decision facts on this instance", async () => {
+    const facts = t.services.decisionMemory?.facts;
+    expect(facts).toBeTruthy();
+    const d = await directory();
+    // Drops by this instance's own writes (not those that arrive as notifications of any tenant's writes).
+    const forget = jest.spyOn(facts!, 'forget');
+    const changed = jest.spyOn(facts!, 'changed');
+    try {
+      const duId = await scimUser(d.scim, `${unique('mem')}@example.com`);
+      await request(t.app).post('/scim/v2/Groups').set('Authorization', d.scim).send({ displayName: 'Everyone', members: [{ value: duId }] }).expect(201);
+      await request(t.app).patch(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] }).expect(200);
+      await request(t.app).put('/api/tenant/scim').set('Authorization', d.admin).send({ external_id_claim: 'oid' }).expect(200);
+      const own = (id: string) => forget.mock.calls.filter((c) => c[0] === id).length - changed.mock.calls.filter((c) => c[0] === id).length;
+      expect(own(d.id)).toBe(4);
+      expect(own('*')).toBe(0);
+    } finally {
+      forget.mockRestore();
+      changed.mockRestore();
+    }
+  });
+});

@@ -46,6 +46,34 @@ function expectScimError(r: request.Response, status: number, scimType?: string)
   expect(r.body).toEqual({ schemas: [ERROR], status: String(status), ...(scimType ? { scimType } : {}), detail: expect.any(String) });
 }
 
+describe('paths and methods the contract does not declare', () => {
+  it('an unknown path under /scim/v2 is a SCIM 404, with or without a token', async () => {
+    const d = await directory();
+    for (const path of ['/scim/v2/Foo', '/scim/v2/Users/x/y', '/scim/v2', '/scim/v2/', '/scim/v2/Groups/a/members']) {
+      expectScimError(await request(t.app).get(path).set('Authorization', d.scim), 404);
+      expectScimError(await request(t.app).get(path), 404);
+    }
+    expectScimError(await request(t.app).post('/scim/v2/Bulk').set('Authorization', d.scim).send({}), 404);
+  });
+
+  it('a method a SCIM path does not take is a SCIM 405', async () => {
+    const d = await directory();
+    const id = '00000000-0000-4000-8000-000000000000';
+    expectScimError(await request(t.app).delete('/scim/v2/Users').set('Authorization', d.scim), 405);
+    expectScimError(await request(t.app).put('/scim/v2/Groups').set('Authorization', d.scim).send({}), 405);
+    expectScimError(await request(t.app).post(`/scim/v2/Users/${id}`).set('Authorization', d.scim).send({}), 405);
+    expectScimError(await request(t.app).patch('/scim/v2/ServiceProviderConfig').set('Authorization', d.scim).send({}), 405);
+  });
+
+  it('paths outside /scim/v2 keep the service error body', async () => {
+    const r = await request(t.app).get('/scim/v3/Users').expect(404);
+    expect(r.body.schemas).toBeUndefined();
+    const api = await request(t.app).get('/api/nothing-here').set('Authorization', `Bearer ${adminToken()}`).expect(404);
+    expect(api.body.schemas).toBeUndefined();
+    expect(api.body.error).toBe('Not found');
+  });
+});
+
 describe('authentication', () => {
   it('a missing, malformed, unknown or revoked token is a SCIM 401; a JWT is not a SCIM token', async () => {
     const d = await directory();
