@@ -1,10 +1,11 @@
 /**
  * Fairness between callers (docs/operations.md, "Fairness between callers"). At most `slots`
  * requests do their database work at once — the pool's size, so no request waits in the pool's
- * own first-come queue behind another caller's flood. When every slot is taken, a request waits
+ * own first-come queue behind another caller's flood. The last free slot goes only to a caller
+ * holding none, so one caller never holds them all. When no slot is free, a request waits
  * in its caller's queue, and each freed slot goes to the next caller in turn (round robin), one
  * request each: a caller with 32 connections open gets one turn per round like a caller with one.
- * Nobody waits while a slot is free, so a lone caller still uses them all. A request that holds
+ * A lone caller uses every slot but that last one. A request that holds
  * its slot longer than `holdMs` (an export, a stalled mail server) gives it back and finishes
  * outside the count, so slow requests can delay others by that much at most, never block them.
  */
@@ -14,6 +15,8 @@ import { stateOf } from './request-state';
 
 export class FairQueue {
   private running = 0;
+  /** Running requests per caller (callers with none are absent). */
+  private readonly runningOf = new Map<string, number>();
   /** Waiting requests per caller; the Map's insertion order is the turn order. */
   private readonly waiting = new Map<string, Array<() => void>>();
 
@@ -29,9 +32,8 @@ export class FairQueue {
 
   /** Runs `start` now, or queues it for `key`'s turn; false when `key` already has too many waiting. */
   admit(key: string, start: () => void): boolean {
-    if (this.running < this.slots && this.waiting.size === 0) {
-      this.running++;
-      start();
+    if (this.waiting.size === 0 && this.mayStart(key)) {
+      this.begin(key, start);
       return true;
     }
     const queue = this.waiting.get(key);
@@ -45,9 +47,12 @@ export class FairQueue {
     return true;
   }
 
-  /** A started request has finished: its slot goes to the next caller in turn. */
-  release(): void {
+  /** A started request of `key` has finished: its slot goes to the next caller in turn. */
+  release(key: string): void {
     this.running--;
+    const n = (this.runningOf.get(key) ?? 1) - 1;
+    if (n > 0) this.runningOf.set(key, n);
+    else this.runningOf.delete(key);
     this.drain();
   }
 
@@ -68,15 +73,39 @@ export class FairQueue {
     return { running: this.running, waiting };
   }
 
+  /**
+   * Whether `key` may take a slot now. The last free slot goes only to a caller holding none: a
+   * caller whose requests wait on a lock or a slow statement can never hold every slot, so
+   * another caller always finds one.
+   */
+  private mayStart(key: string): boolean {
+    const free = this.slots - this.running;
+    return free > 1 || (free === 1 && (this.slots === 1 || !this.runningOf.has(key)));
+  }
+
+  private begin(key: string, start: () => void): void {
+    this.running++;
+    this.runningOf.set(key, (this.runningOf.get(key) ?? 0) + 1);
+    start();
+  }
+
   private drain(): void {
     while (this.running < this.slots && this.waiting.size > 0) {
-      const [key, queue] = this.waiting.entries().next().value as [string, Array<() => void>];
+      // The first caller in line that may take a slot now.
+      let chosen: [string, Array<() => void>] | null = null;
+      for (const entry of this.waiting) {
+        if (this.mayStart(entry[0])) {
+          chosen = entry;
+          break;
+        }
+      }
+      if (!chosen) return;
+      const [key, queue] = chosen;
       const start = queue.shift()!;
       // The caller goes to the back of the line, with what it still has waiting.
       this.waiting.delete(key);
       if (queue.length > 0) this.waiting.set(key, queue);
-      this.running++;
-      start();
+      this.begin(key, start);
     }
   }
 }
@@ -96,7 +125,7 @@ export function fairnessStage(queue: FairQueue): RequestHandler {
     let timer: NodeJS.Timeout | null = null;
     const done = () => {
       if (timer) clearTimeout(timer);
-      if (phase === 'running') queue.release();
+      if (phase === 'running') queue.release(key);
       else if (phase === 'waiting') queue.cancel(key, start);
       phase = 'finished';
     };
@@ -108,7 +137,7 @@ export function fairnessStage(queue: FairQueue): RequestHandler {
         timer = null;
         if (phase === 'running') {
           phase = 'finished';
-          queue.release();
+          queue.release(key);
         }
       }, queue.holdMs);
       timer.unref();

@@ -18,30 +18,58 @@ function tracker(queue: FairQueue) {
   return { started, admit };
 }
 
-it('lets a lone caller use every slot, then queues', () => {
+it('lets a lone caller use every slot but the last, then queues; the last goes to a caller holding none', () => {
   const q = new FairQueue(3, 10, 100);
   const { started, admit } = tracker(q);
   for (let i = 0; i < 5; i++) admit('flood', `flood${i}`);
-  expect(started).toEqual(['flood0', 'flood1', 'flood2']);
-  expect(q.load).toEqual({ running: 3, waiting: 2 });
+  expect(started).toEqual(['flood0', 'flood1']);
+  expect(q.load).toEqual({ running: 2, waiting: 3 });
+  // Another caller finds the last slot at once, though flood waited first.
+  admit('quiet', 'quiet0');
+  expect(started).toEqual(['flood0', 'flood1', 'quiet0']);
+  // flood0 done: flood still holds one, so the one free slot stays free…
+  q.release('flood');
+  expect(started.at(-1)).toBe('quiet0');
+  // …until quiet's is done too: then flood takes all but the last again.
+  q.release('quiet');
+  expect(started.at(-1)).toBe('flood2');
+  expect(q.load).toEqual({ running: 2, waiting: 2 });
+});
+
+it('never lets one caller hold every slot while its requests are slow', () => {
+  const q = new FairQueue(4, 100, 100);
+  const { started, admit } = tracker(q);
+  for (let i = 0; i < 8; i++) admit('directory', `directory${i}`);
+  expect(started).toHaveLength(3);
+  admit('quiet', 'quiet0');
+  admit('other', 'other0');
+  expect(started.slice(3)).toEqual(['quiet0']);
+  q.release('quiet');
+  expect(started.at(-1)).toBe('other0');
+});
+
+it('with one slot, a caller alone takes it', () => {
+  const q = new FairQueue(1, 10, 100);
+  const { started, admit } = tracker(q);
+  admit('a');
+  expect(started).toEqual(['a']);
 });
 
 it('gives freed slots to the waiting callers in turn, one request each', () => {
   const q = new FairQueue(2, 100, 100);
   const { started, admit } = tracker(q);
   for (let i = 0; i < 6; i++) admit('flood', `flood${i}`);
+  expect(started).toEqual(['flood0']); // the last slot is kept for a caller holding none
   admit('quiet', 'quiet0');
   admit('other', 'other0');
   admit('quiet', 'quiet1');
-  expect(started).toEqual(['flood0', 'flood1']);
-  q.release();
-  q.release();
-  q.release();
-  q.release();
-  // flood waited first; then quiet and other each get their turn before flood's second one.
-  expect(started.slice(2)).toEqual(['flood2', 'quiet0', 'other0', 'flood3']);
-  q.release();
-  expect(started.at(-1)).toBe('quiet1');
+  expect(started).toEqual(['flood0', 'quiet0']);
+  q.release('flood');
+  q.release('quiet');
+  q.release('flood');
+  q.release('other');
+  // flood waited first; then other and quiet each get their turn before flood's next one.
+  expect(started.slice(2)).toEqual(['flood1', 'other0', 'quiet1', 'flood2']);
 });
 
 it('starts nothing ahead of a waiting caller while slots are full', () => {
@@ -49,10 +77,10 @@ it('starts nothing ahead of a waiting caller while slots are full', () => {
   const { started, admit } = tracker(q);
   admit('a');
   admit('b');
-  q.release();
+  q.release('a');
   admit('c', 'c');
   expect(started).toEqual(['a', 'b']);
-  q.release();
+  q.release('b');
   expect(started).toEqual(['a', 'b', 'c']);
 });
 
@@ -65,7 +93,7 @@ it('drops a waiting request whose client went away', () => {
   q.admit('c', () => started.push('c'));
   q.cancel('b', gone);
   q.cancel('b', gone); // twice: no effect
-  q.release();
+  q.release('a');
   expect(started).toEqual(['a', 'c']);
   expect(q.load).toEqual({ running: 1, waiting: 0 });
 });
