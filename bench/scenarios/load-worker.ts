@@ -1,7 +1,9 @@
 /**
- * Background load on its own thread, so the load (1 MiB bodies, a 32-connection flood) does not
- * slow the thread that measures a legitimate caller's latency. `workerData.runs` are autocannon
- * options run together; the worker posts `{type: 'load-results', results}` when all have ended.
+ * Load on its own thread: background load (1 MiB bodies, a 32-connection flood) that must not
+ * slow the thread measuring a legitimate caller's latency, or a measured caller that must not be
+ * slowed by the work of the thread driving the load (a directory's provisioning client).
+ * `workerData.runs` are autocannon options run together; a `{type: 'finish'}` message ends them
+ * early; the worker posts `{type: 'load-results', results}` when all have ended.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import path from 'node:path';
@@ -24,22 +26,39 @@ export interface LoadResult {
   '5xx': number;
   errors: number;
   timeouts: number;
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
 }
 
 if (parentPort && workerData && (workerData as { loadWorker?: boolean }).loadWorker) {
   const { runs } = workerData as { runs: LoadRun[] };
-  void Promise.all(
-    runs.map((r) => autocannon({ url: r.url, method: r.method ?? 'GET', connections: r.connections, duration: r.durationS, headers: r.headers ?? {}, body: r.body, timeout: 30 })),
-  ).then((results) => {
+  const instances = runs.map((r) =>
+    autocannon({ url: r.url, method: r.method ?? 'GET', connections: r.connections, duration: r.durationS, headers: r.headers ?? {}, body: r.body, timeout: 30 }),
+  );
+  parentPort.on('message', (m: { type?: string }) => {
+    if (m && m.type === 'finish') for (const i of instances) i.stop();
+  });
+  void Promise.all(instances).then((results) => {
     parentPort!.postMessage({
       type: 'load-results',
-      results: results.map((r) => ({ total: r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'], '2xx': r['2xx'], '4xx': r['4xx'], '5xx': r['5xx'], errors: r.errors, timeouts: r.timeouts })),
+      results: results.map((r) => ({
+        total: r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'],
+        '2xx': r['2xx'],
+        '4xx': r['4xx'],
+        '5xx': r['5xx'],
+        errors: r.errors,
+        timeouts: r.timeouts,
+        requests_per_s: Math.round(r.requests.average),
+        p50_ms: r.latency.p50,
+        p99_ms: r.latency.p99,
+      })),
     });
   });
 }
 
-/** Starts `runs` on a load thread; `done` resolves with their results, `stop` ends the thread. */
-export function startLoad(runs: LoadRun[]): { done: Promise<LoadResult[]>; stop: () => Promise<number> } {
+/** Starts `runs` on a load thread; `done` resolves with their results, `finish` ends them early, `stop` ends the thread. */
+export function startLoad(runs: LoadRun[]): { done: Promise<LoadResult[]>; finish: () => void; stop: () => Promise<number> } {
   const worker = new Worker(path.join(__dirname, 'load-worker.js'), { workerData: { loadWorker: true, runs } });
   const done = new Promise<LoadResult[]>((resolve, reject) => {
     // autocannon itself may post progress messages from a worker thread: wait for ours.
@@ -48,5 +67,5 @@ export function startLoad(runs: LoadRun[]): { done: Promise<LoadResult[]>; stop:
     });
     worker.once('error', reject);
   });
-  return { done, stop: () => worker.terminate() };
+  return { done, finish: () => worker.postMessage({ type: 'finish' }), stop: () => worker.terminate() };
 }
