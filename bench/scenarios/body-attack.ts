@@ -3,7 +3,6 @@
  * without a token while one authenticated caller loads GET /api/tenant; that caller's p99 with
  * the attack against its p99 without (target: within 3x).
  */
-import autocannon from 'autocannon';
 import { startLoad } from './load-worker';
 import type { BenchContext } from './types';
 
@@ -13,9 +12,12 @@ const BODIES = [`[${'0,'.repeat(MIB / 2 - 1)}0]`, '['.repeat(MIB / 2) + ']'.repe
 
 const DURATION_S = Number(process.env.BENCH_ATTACK_DURATION ?? 6);
 
+/** The caller, on a load thread of its own (latency to 0.01 ms, bench/scenarios/load-worker.ts). */
 async function callerLoad(ctx: BenchContext): Promise<{ requests_per_s: number; p50_ms: number; p99_ms: number; non_2xx: number }> {
-  const r = await autocannon({ url: `${ctx.serviceUrl}/api/tenant`, connections: 1, duration: DURATION_S, headers: ctx.member, timeout: 30 });
-  return { requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx };
+  const load = startLoad([{ url: `${ctx.serviceUrl}/api/tenant`, connections: 1, durationS: DURATION_S, headers: ctx.member }]);
+  const [r] = await load.done;
+  await load.stop();
+  return { requests_per_s: r!.requests_per_s, p50_ms: r!.p50_ms, p99_ms: r!.p99_ms, non_2xx: r!.total - r!['2xx'] };
 }
 
 const ROUNDS = Number(process.env.BENCH_ATTACK_ROUNDS ?? 3);

@@ -5,7 +5,6 @@
  * at most 3x; docs/operations.md "Fairness between callers"). Rate limits are off in the bench,
  * so the flood never hits its limit: this is the worst case the limits would otherwise cut short.
  */
-import autocannon from 'autocannon';
 import { startLoad } from './load-worker';
 import type { BenchContext } from './types';
 
@@ -13,9 +12,12 @@ const DURATION_S = Number(process.env.BENCH_NEIGHBOUR_DURATION ?? 6);
 const ROUNDS = Number(process.env.BENCH_NEIGHBOUR_ROUNDS ?? 3);
 const FLOOD_CONNECTIONS = 32;
 
+/** The quiet caller, on a load thread of its own (latency to 0.01 ms, bench/scenarios/load-worker.ts). */
 async function quietLoad(url: string, headers: Record<string, string>) {
-  const r = await autocannon({ url, connections: 1, duration: DURATION_S, headers, timeout: 30 });
-  return { requests_per_s: Math.round(r.requests.average), p50_ms: r.latency.p50, p99_ms: r.latency.p99, non_2xx: r.non2xx };
+  const load = startLoad([{ url, connections: 1, durationS: DURATION_S, headers }]);
+  const [r] = await load.done;
+  await load.stop();
+  return { requests_per_s: r!.requests_per_s, p50_ms: r!.p50_ms, p99_ms: r!.p99_ms, non_2xx: r!.total - r!['2xx'] };
 }
 
 export async function noisyNeighbour(ctx: BenchContext, neighbour: Record<string, string>) {
