@@ -12,7 +12,8 @@
  * verifiers, which must never be refused, and the contract documents no 429 for them.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit, type AugmentedRequest, type Logger as RateLimitLogger } from 'express-rate-limit';
+import { ipKeyGenerator, rateLimit, type AugmentedRequest, type Logger as RateLimitLogger, type Store } from 'express-rate-limit';
+import { rateLimitHeaders } from './rate-limit-headers';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -97,6 +98,50 @@ function withConfiguredLimits(rules: ReadonlyMap<string, RateLimitRule>, config:
 }
 
 /**
+ * One counter's limiter: express-rate-limit counts and refuses; the headers are written by
+ * ./rate-limit-headers.ts from its `req.rateLimit` (the same X-RateLimit-* and draft-8
+ * RateLimit/RateLimit-Policy values as its own writer, at a fraction of the cost; see
+ * docs/operations.md#rate-limits).
+ */
+function limiterFor(rule: RateLimitRule, store: Store, logger: RateLimitLogger): RequestHandler {
+  const windowMs = WINDOW_MS[rule.window];
+  const headers = rateLimitHeaders(rule.name, rule.limit, windowMs);
+  const limiter = rateLimit({
+    windowMs,
+    limit: rule.limit,
+    identifier: rule.name,
+    standardHeaders: false,
+    legacyHeaders: false,
+    keyGenerator: (req: Request) => keyFor(req, rule.per),
+    store,
+    passOnStoreError: true,
+    logger,
+    // The 429 goes through the one error middleware, so it is the documented Error body, with
+    // the rate-limit headers and Retry-After.
+    handler: (req: Request, res: Response, next: NextFunction) => {
+      const retryAfter = headers.set(res, (req as AugmentedRequest).rateLimit);
+      const st = stateOf(req);
+      const per = st.caller && rule.per === 'caller' ? 'per caller' : st.scim && rule.per === 'scimToken' ? 'per SCIM token' : 'per client address';
+      next(
+        new ApiError(
+          'rateLimited',
+          `At most ${rule.limit} requests per ${rule.window} to ${rule.scope} (counted ${per}); retry in ${retryAfter} seconds.`,
+          {},
+          { 'Retry-After': String(retryAfter) },
+        ),
+      );
+    },
+  });
+  return (req, res, next) =>
+    limiter(req, res, (err?: unknown) => {
+      // A counted request carries its count; one that passed uncounted (store error) none.
+      const info = (req as AugmentedRequest).rateLimit;
+      if (err === undefined && info !== undefined) headers.set(res, info);
+      next(err);
+    });
+}
+
+/**
  * Builds the rate limiter: one express-rate-limit instance per counter of the contract, all on
  * Redis when SERVICE_REDIS_URL is set (connecting first; degraded if it is unreachable), else in
  * memory. The middleware reads the request state (operation, caller) to pick the counter and key.
@@ -116,39 +161,7 @@ export async function createRateLimiter(
   };
 
   const limiters = new Map<RateLimitRule, RequestHandler>();
-  for (const rule of rules.values()) {
-    const windowMs = WINDOW_MS[rule.window];
-    limiters.set(
-      rule,
-      rateLimit({
-        windowMs,
-        limit: rule.limit,
-        identifier: rule.name,
-        standardHeaders: 'draft-8',
-        legacyHeaders: true,
-        keyGenerator: (req: Request) => keyFor(req, rule.per),
-        store: backend.makeStore(rule.name),
-        passOnStoreError: true,
-        logger: limiterLogger,
-        // The 429 goes through the one error middleware, so it is the documented Error body;
-        // express-rate-limit has already set the X-RateLimit-*, RateLimit* and Retry-After headers.
-        handler: (req: Request, res: Response, next: NextFunction) => {
-          const info = (req as AugmentedRequest).rateLimit;
-          const retryAfter = Number(res.getHeader('Retry-After') ?? Math.ceil(((info.resetTime?.getTime() ?? Date.now() + windowMs) - Date.now()) / 1000));
-          const st = stateOf(req);
-          const per = st.caller && rule.per === 'caller' ? 'per caller' : st.scim && rule.per === 'scimToken' ? 'per SCIM token' : 'per client address';
-          next(
-            new ApiError(
-              'rateLimited',
-              `At most ${rule.limit} requests per ${rule.window} to ${rule.scope} (counted ${per}); retry in ${retryAfter} seconds.`,
-              {},
-              { 'Retry-After': String(retryAfter) },
-            ),
-          );
-        },
-      }),
-    );
-  }
+  for (const rule of rules.values()) limiters.set(rule, limiterFor(rule, backend.makeStore(rule.name), limiterLogger));
 
   // Load the Redis scripts now, before the caller goes on to build the app: that is CPU-bound
   // work which would otherwise delay the replies past the command timeout.
