@@ -8,7 +8,9 @@
  * caller and runs one request per turn, in its own turn of the event loop (a `setImmediate`),
  * with the callers taking turns in order (round robin): between two turns node reads its sockets
  * again, so a caller who just arrived waits for at most one request of each caller ahead of it,
- * not for everything a flood has sent.
+ * not for everything a flood has sent. A caller alone in line runs up to four per turn: a turn
+ * per request would cost it about a fifth of its throughput, and a caller who arrives meanwhile
+ * waits for those four at most.
  *
  * The caller is known before anything is verified: the issuer and subject of a bearer token this
  * instance verified before (the verified-token cache; several tokens of one person share a
@@ -24,6 +26,9 @@ import type { Caller } from '../context/claims';
 import { ApiError } from '../errors';
 import type { ContractOperation } from './contract';
 import { stateOf } from './request-state';
+
+/** How many requests a caller alone in line runs in one turn. */
+const LONE_BATCH = 4;
 
 interface Turn {
   readonly req: Request;
@@ -61,21 +66,28 @@ export class CallerTurns {
     return n;
   }
 
-  /** One turn: the first caller in line runs its oldest request, then goes to the back of the line. */
+  /**
+   * One turn: the first caller in line runs its oldest request, then goes to the back of the
+   * line. A caller alone in line runs up to `LONE_BATCH` requests in its turn: nobody else is
+   * waiting for them, and a turn of the event loop per request would cost it throughput.
+   */
   private runOne(): void {
-    let turn: Turn | undefined;
-    while (turn === undefined && this.waiting.size > 0) {
+    const batch: Turn[] = [];
+    while (batch.length === 0 && this.waiting.size > 0) {
       const [key, queue] = this.waiting.entries().next().value as [string, Turn[]];
-      turn = queue.shift();
+      const take = this.waiting.size === 1 ? LONE_BATCH : 1;
+      while (batch.length < take && queue.length > 0) {
+        const turn = queue.shift()!;
+        // A client that went away while waiting: nothing to answer, so it costs no turn.
+        if (!turn.req.socket.destroyed) batch.push(turn);
+      }
       this.waiting.delete(key);
       if (queue.length > 0) this.waiting.set(key, queue);
-      // A client that went away while waiting: nothing to answer, so it costs no turn.
-      if (turn && turn.req.socket.destroyed) turn = undefined;
     }
     if (this.waiting.size > 0) setImmediate(this.runNext);
     else this.scheduled = false;
-    // The request runs in this macrotask; its promises settle before the next turn starts.
-    turn?.next();
+    // The requests run in this macrotask; their promises settle before the next turn starts.
+    for (const turn of batch) turn.next();
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * src/http/caller-turns.ts: requests run one per turn of the event loop, callers in turn, so a
- * caller with a backlog never runs twice ahead of another caller's waiting request; a request's
+ * caller with a backlog never runs twice ahead of another caller's waiting request (a caller
+ * alone in line runs a few per turn); a request's
  * own promises settle before the next turn; a closed connection costs no turn; a caller's
  * backlog is bounded; the probes never wait; a known token's person is one caller, an unknown
  * token counts as its address.
@@ -75,6 +76,18 @@ describe('turns', () => {
     expect(log).toEqual(['a start', 'a end']);
     await settle(turns);
     expect(log).toEqual(['a start', 'a end', 'b start', 'b end']);
+  });
+
+  it('lets a caller alone in line run up to 4 requests in its turn', async () => {
+    const turns = new CallerTurns(100);
+    const ran: string[] = [];
+    for (let i = 0; i < 6; i++) turns.enqueue('lone', { req: request(), next: (() => ran.push(`lone${i}`)) as NextFunction });
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toHaveLength(4);
+    turns.enqueue('quiet', { req: request(), next: (() => ran.push('quiet0')) as NextFunction });
+    await settle(turns);
+    // Two callers in line again: one request each per turn.
+    expect(ran.slice(4)).toEqual(['lone4', 'quiet0', 'lone5']);
   });
 
   it('drops a waiting request whose client went away, without spending a turn on it', async () => {
