@@ -86,8 +86,15 @@ export class CallerTurns {
     }
     if (this.waiting.size > 0) setImmediate(this.runNext);
     else this.scheduled = false;
-    // The requests run in this macrotask; their promises settle before the next turn starts.
-    for (const turn of batch) turn.next();
+    // The requests run in this macrotask; their promises settle before the next turn starts. One
+    // that throws is answered by the error stage and never keeps the rest of the batch from running.
+    for (const turn of batch) {
+      try {
+        turn.next();
+      } catch (err) {
+        turn.next(err);
+      }
+    }
   }
 }
 

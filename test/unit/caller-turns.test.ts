@@ -90,6 +90,21 @@ describe('turns', () => {
     expect(ran.slice(4)).toEqual(['lone4', 'quiet0', 'lone5']);
   });
 
+  it('a request that throws is handed its error, and the rest of its batch still runs', async () => {
+    const turns = new CallerTurns(100);
+    const seen: unknown[] = [];
+    turns.enqueue('lone', {
+      req: request(),
+      next: ((err?: unknown) => {
+        if (err === undefined) throw new Error('stage failed');
+        seen.push(err);
+      }) as NextFunction,
+    });
+    turns.enqueue('lone', { req: request(), next: (() => seen.push('second ran')) as NextFunction });
+    await settle(turns);
+    expect(seen).toEqual([expect.objectContaining({ message: 'stage failed' }), 'second ran']);
+  });
+
   it('drops a waiting request whose client went away, without spending a turn on it', async () => {
     const turns = new CallerTurns(100);
     const ran: string[] = [];
