@@ -4,7 +4,7 @@
  * the tenant's transaction, under row-level security; member changes are set-based.
  */
 import type { Knex } from 'knex';
-import type { SqlCondition } from './directory-users';
+import { groupConditionSql, type DirectoryCondition } from './directory-filter';
 
 export interface DirectoryGroupRow {
   tenant_id: string;
@@ -46,7 +46,8 @@ export async function displayNameTaken(trx: Knex.Transaction, tenantId: string, 
   return (await q.first('id')) !== undefined;
 }
 
-export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, where: SqlCondition, offset: number, limit: number): Promise<{ rows: DirectoryGroupRow[]; total: number }> {
+export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition, offset: number, limit: number): Promise<{ rows: DirectoryGroupRow[]; total: number }> {
+  const where = groupConditionSql(condition);
   const n = await trx.raw<{ rows: Array<{ n: string }> }>(`select count(*) as n from directory_groups dg where dg.tenant_id = ? and (${where.sql})`, [tenantId, ...where.bindings] as Knex.RawBinding[]);
   const { rows } = await trx.raw<{ rows: DirectoryGroupRow[] }>(
     `select dg.* from directory_groups dg where dg.tenant_id = ? and (${where.sql}) order by dg.created_at, dg.id offset ? limit ?`,

@@ -3,6 +3,7 @@
  * (docs/directory-sync.md#directory-users-are-members). Every query runs inside the tenant's
  * transaction, under row-level security.
  */
+import { userConditionSql, type DirectoryCondition } from './directory-filter';
 import type { Knex } from 'knex';
 
 /** Of these members, those bound to a directory user. */
@@ -41,11 +42,6 @@ export interface DirectoryUserFields {
   active: boolean;
 }
 
-/** A condition on `directory_users` (alias `du`) or `directory_groups` (alias `dg`): SQL with its bindings. */
-export interface SqlCondition {
-  readonly sql: string;
-  readonly bindings: readonly unknown[];
-}
 
 const dbFields = (f: DirectoryUserFields) => ({ ...f, name: JSON.stringify(f.name), emails: JSON.stringify(f.emails) });
 
@@ -86,8 +82,9 @@ export async function userNameTaken(trx: Knex.Transaction, tenantId: string, key
   return (await q.first('id')) !== undefined;
 }
 
-/** One page of the tenant's directory users matching `where`, oldest first, and how many match. */
-export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, where: SqlCondition, offset: number, limit: number): Promise<{ rows: DirectoryUserRow[]; total: number }> {
+/** One page of the tenant's directory users matching `condition`, oldest first, and how many match. */
+export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition, offset: number, limit: number): Promise<{ rows: DirectoryUserRow[]; total: number }> {
+  const where = userConditionSql(condition);
   const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { total: string }> }>(
     `select du.*, count(*) over () as total from directory_users du where du.tenant_id = ? and (${where.sql})
       order by du.created_at, du.id offset ? limit ?`,

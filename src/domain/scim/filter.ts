@@ -1,32 +1,37 @@
 /**
- * SCIM filters (RFC 7644), parsed by scim2-parse-filter and translated to SQL for the
- * attributes a directory looks users and groups up by (docs/directory-sync.md#the-scim-api):
+ * SCIM filters (RFC 7644), parsed by scim2-parse-filter and read into the terms of a directory
+ * lookup (src/db/queries/directory-filter.ts makes its SQL) on the attributes a directory looks
+ * users and groups up by (docs/directory-sync.md#the-scim-api):
  * `eq` on those attributes, joined by `and` / `or`. Anything else is 400 `invalidFilter`: the
  * filter is never evaluated in memory over a tenant's 100 000 users.
  */
 import { parse, type Filter } from 'scim2-parse-filter';
-import type { SqlCondition } from '../../db/queries/directory-users';
+import type { DirectoryCondition } from '../../db/queries/directory-filter';
 import { invalid } from './errors';
 import { emailKey } from './resources';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TERMS = 50;
 
-type Column = (value: string) => SqlCondition;
+type Column = (value: string) => DirectoryCondition;
+
+const eq = (attribute: 'userName' | 'externalId' | 'email' | 'displayName', value: string): DirectoryCondition => ({ kind: 'eq', attribute, value });
+/** An id that is not a UUID names nothing (and never reaches a uuid cast). */
+const id = (v: string): DirectoryCondition => (UUID.test(v) ? { kind: 'eq', attribute: 'id', value: v } : { kind: 'none' });
 
 const USER_ATTRIBUTES: Record<string, Column> = {
-  username: (v) => ({ sql: 'du.user_name_key = ?', bindings: [emailKey(v)] }),
-  externalid: (v) => ({ sql: 'du.external_id = ?', bindings: [v] }),
-  'emails.value': (v) => ({ sql: 'du.email_keys @> array[?]::text[]', bindings: [emailKey(v)] }),
-  emails: (v) => ({ sql: 'du.email_keys @> array[?]::text[]', bindings: [emailKey(v)] }),
-  displayname: (v) => ({ sql: 'du.display_name = ?', bindings: [v] }),
-  id: (v) => (UUID.test(v) ? { sql: 'du.id = ?::uuid', bindings: [v] } : { sql: 'false', bindings: [] }),
+  username: (v) => eq('userName', emailKey(v)),
+  externalid: (v) => eq('externalId', v),
+  'emails.value': (v) => eq('email', emailKey(v)),
+  emails: (v) => eq('email', emailKey(v)),
+  displayname: (v) => eq('displayName', v),
+  id,
 };
 
 const GROUP_ATTRIBUTES: Record<string, Column> = {
-  displayname: (v) => ({ sql: 'dg.display_name = ?', bindings: [v] }),
-  externalid: (v) => ({ sql: 'dg.external_id = ?', bindings: [v] }),
-  id: (v) => (UUID.test(v) ? { sql: 'dg.id = ?::uuid', bindings: [v] } : { sql: 'false', bindings: [] }),
+  displayname: (v) => eq('displayName', v),
+  externalid: (v) => eq('externalId', v),
+  id,
 };
 
 /** The attribute path without a core schema URN prefix, lower-cased (SCIM attribute names are case-insensitive). */
@@ -35,13 +40,12 @@ function attributeName(path: string): string {
   return p.toLowerCase();
 }
 
-function translate(f: Filter, attributes: Record<string, Column>, terms: { n: number }): SqlCondition {
+function translate(f: Filter, attributes: Record<string, Column>, terms: { n: number }): DirectoryCondition {
   if (++terms.n > MAX_TERMS) throw invalid('invalidFilter', `A filter may have at most ${MAX_TERMS} terms.`);
   switch (f.op) {
     case 'and':
     case 'or': {
-      const parts = f.filters.map((x) => translate(x, attributes, terms));
-      return { sql: parts.map((p) => `(${p.sql})`).join(` ${f.op} `), bindings: parts.flatMap((p) => p.bindings) };
+      return { kind: f.op, parts: f.filters.map((x) => translate(x, attributes, terms)) };
     }
     case 'eq': {
       const column = attributes[attributeName(f.attrPath)];
@@ -62,8 +66,8 @@ function translate(f: Filter, attributes: Record<string, Column>, terms: { n: nu
   }
 }
 
-function conditionOf(filter: string | undefined, attributes: Record<string, Column>): SqlCondition {
-  if (filter === undefined || filter.trim() === '') return { sql: 'true', bindings: [] };
+function conditionOf(filter: string | undefined, attributes: Record<string, Column>): DirectoryCondition {
+  if (filter === undefined || filter.trim() === '') return { kind: 'all' };
   let ast: Filter;
   try {
     ast = parse(filter);
@@ -73,5 +77,5 @@ function conditionOf(filter: string | undefined, attributes: Record<string, Colu
   return translate(ast, attributes, { n: 0 });
 }
 
-export const userFilter = (filter: string | undefined): SqlCondition => conditionOf(filter, USER_ATTRIBUTES);
-export const groupFilter = (filter: string | undefined): SqlCondition => conditionOf(filter, GROUP_ATTRIBUTES);
+export const userFilter = (filter: string | undefined): DirectoryCondition => conditionOf(filter, USER_ATTRIBUTES);
+export const groupFilter = (filter: string | undefined): DirectoryCondition => conditionOf(filter, GROUP_ATTRIBUTES);
