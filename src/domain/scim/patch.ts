@@ -20,6 +20,32 @@ export const MAX_PATCH_OPERATIONS = 1000;
 const PATH = /^(urn:[^\s]+|[A-Za-z][\w$-]*(\[[^\]]+\])?(\.[A-Za-z][\w$-]*)?)$/;
 const CORE_PREFIX = /^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i;
 
+/**
+ * Keys that name an object's prototype machinery, never a SCIM attribute: refused in a path and
+ * anywhere in a value, so no PATCH can reach `Object.prototype` through the expansion below or
+ * through scim-patch's own walk of the resource.
+ */
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const UNSAFE_IN_PATH = /(^|[.[])(__proto__|constructor|prototype)(?![\w$-])/;
+
+/** The first key of `v` (at any depth, dotted parts included) that names prototype machinery; else null. */
+function unsafeKeyIn(v: unknown): string | null {
+  if (Array.isArray(v)) {
+    for (const x of v) {
+      const k = unsafeKeyIn(x);
+      if (k !== null) return k;
+    }
+    return null;
+  }
+  if (v === null || typeof v !== 'object') return null;
+  for (const [k, x] of Object.entries(v)) {
+    if (k.split('.').some((part) => UNSAFE_KEYS.has(part))) return k;
+    const inner = unsafeKeyIn(x);
+    if (inner !== null) return inner;
+  }
+  return null;
+}
+
 /** Expands `{"name.givenName": "A"}` into `{name: {givenName: "A"}}`; drops extension (`urn:`) keys. */
 function expandDotted(value: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -54,7 +80,9 @@ export function readPatch(body: unknown): PatchOp[] {
     if (op !== 'add' && op !== 'remove' && op !== 'replace') throw invalid('invalidSyntax', `Operations[${i}].op must be add, remove or replace.`);
     if (r.path !== undefined && (typeof r.path !== 'string' || r.path.length === 0 || r.path.length > 500)) throw invalid('invalidPath', `Operations[${i}].path must be a SCIM path.`);
     const path = typeof r.path === 'string' ? r.path.trim().replace(CORE_PREFIX, '') : undefined;
-    if (path !== undefined && !PATH.test(path)) throw invalid('invalidPath', `Operations[${i}].path '${path.slice(0, 100)}' is not a SCIM attribute path.`);
+    if (path !== undefined && (!PATH.test(path) || UNSAFE_IN_PATH.test(path))) throw invalid('invalidPath', `Operations[${i}].path '${path.slice(0, 100)}' is not a SCIM attribute path.`);
+    const unsafe = unsafeKeyIn(r.value);
+    if (unsafe !== null) throw invalid('invalidValue', `Operations[${i}].value has the key '${unsafe.slice(0, 100)}', which is not a SCIM attribute.`);
     // The enterprise extension and other schemas' attributes are not kept.
     if (path !== undefined && path.toLowerCase().startsWith('urn:')) return;
     if (path === undefined) {
