@@ -290,7 +290,9 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
       provision = true;
       role = setRole = fromToken ?? 'member';
     }
-  } else if (fromToken !== null && fromToken !== role) {
+  } else if (fromToken !== null && fromToken !== role && (facts.directoryActive ?? null) === null && bindMember === undefined) {
+    // A directory's member takes the role its groups give, never the token's
+    // (docs/directory-sync.md#groups-give-roles).
     role = setRole = fromToken;
   }
   // Adding a person directly is the operator's act: a tenant's own admins invite instead.

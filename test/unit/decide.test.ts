@@ -395,6 +395,15 @@ describe('directory sync (docs/directory-sync.md)', () => {
     expect(decideEntry(byClaim, directory({ memberRole: 'member', directoryActive: true }), caller, member)).toMatchObject({ kind: 'enter', provision: false });
   });
 
+  it("a directory's member keeps the role its groups give, whatever a trusted token's role claim says", () => {
+    const bound = directory({ memberRole: 'member', directoryActive: true, rolesFromClaims: true, claimsIssuer: ISS });
+    const asAdmin = { ...caller, issuer: ISS, tokenRole: ['admin'] };
+    expect(decideEntry(byClaim, bound, asAdmin, member)).toMatchObject({ kind: 'enter', role: null });
+    expect(refusal(decideEntry(byClaim, bound, asAdmin, adminOnly)).error).toBe('Forbidden');
+    // Not the directory's: the token's role still counts.
+    expect(decideEntry(byClaim, { ...bound, directoryManaged: false, directoryActive: null }, asAdmin, member)).toMatchObject({ kind: 'enter', role: 'admin' });
+  });
+
   it('a tenant without a token still provisions as before', () => {
     expect(decideEntry(byClaim, facts({ directoryManaged: false }), binder, member)).toMatchObject({ kind: 'enter', provision: true });
   });
