@@ -145,6 +145,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
   // A member bound to a directory user that the directory deactivated: the binding commits, the
   // request is refused after it.
   let refusedAfterBinding: ApiError | null = null;
+  let boundIn: string | null = null;
   const out = await withTenantFacts(ctx.services.db, query, async (first, trx) => {
     let row = first;
     let d = decide(ctx, request, row, access);
@@ -152,6 +153,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       // A member from before the directory was connected, whom a directory user names: the
       // directory's from now on (docs/directory-sync.md#members-who-were-there-first).
       await bindExistingMember(trx, originOf(ctx), { tenantId: row!.tenant_id, userId: row!.user_id!, directoryUserId: d.bindMember });
+      boundIn = row!.tenant_id;
       row = await rereadTenantFacts(trx, query);
       try {
         d = decide(ctx, request, row, access);
@@ -222,7 +224,11 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
     }
     return { value: await run(new InTransaction(entered(ctx, tenant, membership, d.source, made), trx)) };
   });
-  if (refusedAfterBinding !== null || out === null) throw refusedAfterBinding ?? new Error('refused without a refusal');
+  if (refusedAfterBinding !== null || out === null) {
+    // The binding committed: this instance forgets the tenant's facts at once (the others when its notification arrives).
+    if (boundIn !== null) ctx.services.decisionMemory?.facts?.forget(boundIn);
+    throw refusedAfterBinding ?? new Error('refused without a refusal');
+  }
   return out.value;
 }
 
