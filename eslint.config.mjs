@@ -53,11 +53,11 @@ function layerPatterns(layer) {
   );
 }
 
-// SQL, knex and objection belong in src/db only: domain code calls models and the named queries
-// of src/db/queries; types come from src/db (Transaction, Database).
+// SQL, knex and objection belong in src/db only: domain code calls the named queries of src/db/queries
+// (types come from src/db : Transaction, Database).
 const DB_ONLY_PATHS = [
-  { name: 'knex', message: 'SQL belongs in src/db: add a model query or a named query in src/db/queries (types: Transaction/Database from src/db/tenant-scope).' },
-  { name: 'objection', message: 'Objection belongs in src/db: use the models of src/db/models.ts and the queries of src/db/queries.' },
+  { name: 'knex', message: 'SQL belongs in src/db: add a named query in src/db/queries (types: Transaction/Database from src/db/tenant-scope).' },
+  { name: 'objection', message: 'Objection belongs in src/db: call the queries of src/db/queries.' },
   { name: 'pg', message: 'SQL belongs in src/db.' },
 ];
 // Rows stay in src/db: the query modules map them to the domain types (src/context/entities.ts)

@@ -25,7 +25,6 @@ export interface AuthenticatedContext extends RequestContext {
   readonly caller: Caller;
 }
 
-export type { Membership } from './entities';
 
 /** The resolved tenant of a request and the caller's place in it (docs/tenants.md#tenant-resolution). */
 export interface EnteredTenant extends AuthenticatedContext {

@@ -7,11 +7,10 @@ import crypto from 'node:crypto';
 import { insertEventWithDeliveries, selectEventChunk, type EventPageRow, type EventRow } from '../db/queries/events';
 import { withPlatformRead, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
+import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, freeForm, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
 import { decodeCursor, encodeCursor } from './pagination';
 import type { EventAction } from '../context/event-actions';
 import type { IdentityLink, Member, Tenant } from '../context/entities';
-import { freeForm } from './event-data';
 
 export { freeForm } from './event-data';
 

@@ -59,7 +59,6 @@ export interface Registration {
   readonly slugGenerated: boolean;
 }
 
-export type { CallerMembership } from '../db/queries/registration';
 
 /** Candidates checked per query while looking for a free generated slug. */
 const CANDIDATE_BATCH = 50;

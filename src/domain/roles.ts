@@ -5,6 +5,7 @@
  * Every change records its event in its transaction.
  */
 import { ADMIN_ROLE, MEMBER_ROLE, type RoleKey } from '../context/roles';
+import type { Permission, Role } from '../context/entities';
 import {
   countPermissions,
   countPlatformRoleHolders,
@@ -32,14 +33,11 @@ import {
   unknownPermissions,
   updatePlatformRoleRow,
   updateTenantRoleRow,
-  type Permission,
-  type Role,
 } from '../db/queries/roles';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
 
-export type { Permission, Role };
 
 /** Limits (docs/roles.md#limits). */
 export const ROLE_LIMITS = { permissions: 500, platformRoles: 100, tenantRoles: 50, permissionsPerRole: 100 } as const;

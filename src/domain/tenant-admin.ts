@@ -9,9 +9,7 @@ export {
   createRequestHash,
   createTenant,
   createTenantWithSampleData,
-  type CreatedTenant,
   type CreateTenantInput,
-  type NewTenant,
   type TenantCreation,
 } from './tenant-admin/create-tenant';
 export { containsPattern, DEFAULT_PAGE_SIZE, listTenants, MAX_PAGE_SIZE, type ListTenantsInput, type TenantPage } from './tenant-admin/list-tenants';

@@ -207,7 +207,7 @@ export interface IssuedTenantToken {
  * Mints a tenant token (ES256, `typ: at+jwt`, RFC 9068 claims plus the tenant's). Used by
  * `POST /api/tenant/token` and by the decision endpoint's `X-Tenant-Token`.
  */
-export async function mintTenantToken(keys: TenantTokenKeys, config: Config, subject: TenantTokenSubject): Promise<IssuedTenantToken> {
+async function mintTenantToken(keys: TenantTokenKeys, config: Config, subject: TenantTokenSubject): Promise<IssuedTenantToken> {
   const { kid, privateKey } = await keys.signingKey();
   const now = Math.floor(Date.now() / 1000);
   const ttl = config.tenantTokenTtlSeconds;
@@ -294,7 +294,7 @@ function generateKey(secret: string | null): NewTenantTokenKey {
  * Returns false, creating nothing, when `secret` is unset and the database holds encrypted
  * secrets: a plain key is never written beside them (docs/security.md#secrets-at-rest).
  */
-export async function ensureTenantTokenKey(db: Database, secret: string | null): Promise<boolean> {
+async function ensureTenantTokenKey(db: Database, secret: string | null): Promise<boolean> {
   return withService(db, async (trx) => {
     if (await selectLatestTenantTokenKey(trx)) return true;
     await lockTenantTokenKeys(trx);
@@ -307,7 +307,7 @@ export async function ensureTenantTokenKey(db: Database, secret: string | null):
 }
 
 /** The published keys and the database's clock (instances sign by it, whatever their own clock). */
-export async function readTenantTokenKeys(db: Database): Promise<{ rows: TenantTokenKeyRow[]; now: Date }> {
+async function readTenantTokenKeys(db: Database): Promise<{ rows: TenantTokenKeyRow[]; now: Date }> {
   return withService(db, (trx) => selectPublishedTenantTokenKeys(trx), { readOnly: true });
 }
 

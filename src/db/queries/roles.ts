@@ -12,7 +12,6 @@ import type { Knex } from 'knex';
 import type { Permission, Role, RoleKey } from '../../context/entities';
 import { APP_ROLE, READER_ROLE } from '../schema';
 
-export type { Permission, Role } from '../../context/entities';
 
 interface RoleRow {
   key: string;
