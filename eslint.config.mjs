@@ -54,7 +54,7 @@ function layerPatterns(layer) {
 }
 
 // SQL, knex and objection belong in src/db only: domain code calls the named queries of src/db/queries
-// (types come from src/db : Transaction, Database).
+// (types come from src/db: Transaction, Database).
 const DB_ONLY_PATHS = [
   { name: 'knex', message: 'SQL belongs in src/db: add a named query in src/db/queries (types: Transaction/Database from src/db/tenant-scope).' },
   { name: 'objection', message: 'Objection belongs in src/db: call the queries of src/db/queries.' },
