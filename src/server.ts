@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app';
+import { createAppServer } from './http/node-server';
 import type { AppServices } from './context/app-services';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, NewerDatabaseError, openDatabase, openOwnerDatabase } from './db/database';
@@ -44,7 +45,8 @@ async function main(): Promise<void> {
   let migrated = false;
   // Node looks for requests past their timeout every connectionsCheckingInterval (30 s by
   // default): a shorter timeout is looked for more often, so it holds to within a quarter of itself.
-  const server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(25, Math.floor(config.requestTimeoutMs / 4))) });
+  const appServer = createAppServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(25, Math.floor(config.requestTimeoutMs / 4))) });
+  const server = appServer.server;
   try {
     if (!url) {
       embedded = await startEmbeddedPostgres(config.dataDir, logger);
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
       return 0;
     });
     if (leftover > 0) logger.info({ files: leftover }, 'Removed import uploads left by an earlier run');
-    server.on('request', await createApp(config, services));
+    appServer.serve(await createApp(config, services));
     server.keepAliveTimeout = 65_000; // longer than common load balancer idle timeouts
     // Never above the request timeout: Node swaps the two when it is, and a short
     // SERVICE_REQUEST_TIMEOUT_MS would then be the headers' timeout and the body's 66 s.

@@ -8,7 +8,10 @@
  * caller and runs one request per turn, in its own turn of the event loop (a `setImmediate`),
  * with the callers taking turns in order (round robin): between two turns node reads its sockets
  * again, so a caller who just arrived waits for at most one request of each caller ahead of it,
- * not for everything a flood has sent. A caller alone in line runs up to four per turn: a turn
+ * not for everything a flood has sent. A caller with nothing waiting when its request comes (a
+ * sparse caller: one request at a time, as most are) goes before the callers with a backlog, for
+ * one request, as fair queueing for networks treats new flows (FQ-CoDel, RFC 8290 section 4.2):
+ * it waits for the other sparse callers' requests, never behind a flood. A caller alone in line runs up to four per turn: a turn
  * per request would cost it about a fifth of its throughput, and a caller who arrives meanwhile
  * waits for those four at most.
  *
@@ -36,7 +39,13 @@ interface Turn {
 }
 
 export class CallerTurns {
-  /** Waiting requests per caller; the Map's insertion order is the turn order. */
+  /**
+   * Callers whose line was empty when their request came (sparse callers): they go first, one
+   * request each, then join `waiting` if they still have some. The Maps' insertion order is the
+   * turn order.
+   */
+  private readonly fresh = new Map<string, Turn[]>();
+  /** Callers with a backlog, in round robin. */
   private readonly waiting = new Map<string, Turn[]>();
   private scheduled = false;
   private readonly runNext = () => this.runOne();
@@ -45,12 +54,12 @@ export class CallerTurns {
 
   /** Queues a request for its caller's turn; false when that caller already has too many waiting. */
   enqueue(key: string, turn: Turn): boolean {
-    const queue = this.waiting.get(key);
+    const queue = this.waiting.get(key) ?? this.fresh.get(key);
     if (queue) {
       if (queue.length >= this.maxWaiting) return false;
       queue.push(turn);
     } else {
-      this.waiting.set(key, [turn]);
+      this.fresh.set(key, [turn]);
     }
     if (!this.scheduled) {
       this.scheduled = true;
@@ -62,29 +71,32 @@ export class CallerTurns {
   /** Requests waiting for their turn. */
   get size(): number {
     let n = 0;
+    for (const q of this.fresh.values()) n += q.length;
     for (const q of this.waiting.values()) n += q.length;
     return n;
   }
 
   /**
-   * One turn: the first caller in line runs its oldest request, then goes to the back of the
-   * line. A caller alone in line runs up to `LONE_BATCH` requests in its turn: nobody else is
+   * One turn: the first sparse caller runs its request, else the first caller with a backlog
+   * runs its oldest; either then goes to the back of the backlog line with what it still has
+   * waiting. A caller alone in line runs up to `LONE_BATCH` requests in its turn: nobody else is
    * waiting for them, and a turn of the event loop per request would cost it throughput.
    */
   private runOne(): void {
     const batch: Turn[] = [];
-    while (batch.length === 0 && this.waiting.size > 0) {
-      const [key, queue] = this.waiting.entries().next().value as [string, Turn[]];
-      const take = this.waiting.size === 1 ? LONE_BATCH : 1;
+    while (batch.length === 0 && this.fresh.size + this.waiting.size > 0) {
+      const line = this.fresh.size > 0 ? this.fresh : this.waiting;
+      const [key, queue] = line.entries().next().value as [string, Turn[]];
+      const take = this.fresh.size + this.waiting.size === 1 ? LONE_BATCH : 1;
       while (batch.length < take && queue.length > 0) {
         const turn = queue.shift()!;
         // A client that went away while waiting: nothing to answer, so it costs no turn.
         if (!turn.req.socket.destroyed) batch.push(turn);
       }
-      this.waiting.delete(key);
+      line.delete(key);
       if (queue.length > 0) this.waiting.set(key, queue);
     }
-    if (this.waiting.size > 0) setImmediate(this.runNext);
+    if (this.fresh.size + this.waiting.size > 0) setImmediate(this.runNext);
     else this.scheduled = false;
     // The requests run in this macrotask; their promises settle before the next turn starts. One
     // that throws is answered by the error stage and never keeps the rest of the batch from running.

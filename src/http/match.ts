@@ -13,6 +13,10 @@ import type { ContractRouter } from './openapi';
 import { stateOf } from './request-state';
 
 type Miss = 'notFound' | 'methodNotAllowed';
+interface Resolved {
+  readonly route: Operation | Miss;
+  readonly operation: ContractOperation | undefined;
+}
 
 /** The router's operation for `method path`, or why there is none (its 404/405 convention). */
 function routeOf(router: ContractRouter, method: string, path: string): Operation | Miss {
@@ -68,8 +72,23 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
   for (const o of operations) {
     for (const m of o.forwardedMethods) forwardedTo.set(m, [...new Set([...(forwardedTo.get(m) ?? []), o.method])]);
   }
+  /**
+   * The router's answers for paths that are an operation's template as written (no path
+   * parameters): the router rebuilds its operation list and tries every template on each call,
+   * a fifth of a decision's CPU. At most one entry per method and parameterless template, so the
+   * set cannot grow with what clients send; other paths are asked of the router each time.
+   */
+  const remembered = new Map<string, Resolved>();
+  const resolve = (method: string, path: string): Resolved => {
+    const key = `${method} ${path}`;
+    const known = remembered.get(key);
+    if (known) return known;
+    const found = resolveAnew(method, path);
+    if (found.operation && found.operation.path === path && !path.includes('{')) remembered.set(key, found);
+    return found;
+  };
   /** The operation answering `method path`, directly or as one of its forwarded methods. */
-  const resolve = (method: string, path: string): { route: Operation | Miss; operation: ContractOperation | undefined } => {
+  const resolveAnew = (method: string, path: string): Resolved => {
     const route = routeOf(router, method, path);
     if (typeof route !== 'string') return { route, operation: byId.get(route.operationId!) };
     for (const declared of forwardedTo.get(method) ?? []) {

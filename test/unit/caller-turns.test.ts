@@ -1,7 +1,7 @@
 /**
  * src/http/caller-turns.ts: requests run one per turn of the event loop, callers in turn, so a
  * caller with a backlog never runs twice ahead of another caller's waiting request (a caller
- * alone in line runs a few per turn); a request's
+ * alone in line runs a few per turn, a caller with nothing waiting goes first); a request's
  * own promises settle before the next turn; a closed connection costs no turn; a caller's
  * backlog is bounded; the probes never wait; a known token's person is one caller, an unknown
  * token counts as its address.
@@ -86,8 +86,25 @@ describe('turns', () => {
     expect(ran).toHaveLength(4);
     turns.enqueue('quiet', { req: request(), next: (() => ran.push('quiet0')) as NextFunction });
     await settle(turns);
-    // Two callers in line again: one request each per turn.
-    expect(ran.slice(4)).toEqual(['lone4', 'quiet0', 'lone5']);
+    // The newcomer first (its line was empty), then one request each per turn.
+    expect(ran.slice(4)).toEqual(['quiet0', 'lone4', 'lone5']);
+  });
+
+  it('runs a caller with nothing waiting before the callers with a backlog, for one request', async () => {
+    const turns = new CallerTurns(100);
+    const ran: string[] = [];
+    const add = (key: string, label: string) => turns.enqueue(key, { req: request(), next: (() => ran.push(label)) as NextFunction });
+    for (let i = 0; i < 4; i++) add('flood', `flood${i}`);
+    add('busy', 'busy0');
+    add('busy', 'busy1');
+    await new Promise((r) => setImmediate(r)); // flood0 (first come)
+    await new Promise((r) => setImmediate(r)); // busy0; both have a backlog now
+    expect(ran).toEqual(['flood0', 'busy0']);
+    add('quiet', 'quiet0');
+    add('quiet', 'quiet1'); // a second request while the first waits: no longer sparse after its turn
+    add('other', 'other0');
+    await settle(turns);
+    expect(ran).toEqual(['flood0', 'busy0', 'quiet0', 'other0', 'flood1', 'busy1', 'quiet1', 'flood2', 'flood3']);
   });
 
   it('a request that throws is handed its error, and the rest of its batch still runs', async () => {
