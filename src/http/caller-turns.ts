@@ -11,9 +11,11 @@
  * not for everything a flood has sent. A caller with nothing waiting when its request comes (a
  * sparse caller: one request at a time, as most are) goes before the callers with a backlog, for
  * one request, as fair queueing for networks treats new flows (FQ-CoDel, RFC 8290 section 4.2):
- * it waits for the other sparse callers' requests, never behind a flood. A caller alone in line runs up to four per turn: a turn
- * per request would cost it about a fifth of its throughput, and a caller who arrives meanwhile
- * waits for those four at most.
+ * it waits for the other sparse callers' requests, never behind a flood. A caller that has been
+ * alone for a while (no other caller's request for `ALONE_AFTER_MS`) runs up to four per turn: a
+ * turn per request costs a lone backlog about half its throughput. Any other caller's request
+ * ends that for the next `ALONE_AFTER_MS`, so a sparse caller never waits for a batch more than
+ * once in that time.
  *
  * The caller is known before anything is verified: the issuer and subject of a bearer token this
  * instance verified before (the verified-token cache; several tokens of one person share a
@@ -32,6 +34,8 @@ import { stateOf } from './request-state';
 
 /** How many requests a caller alone in line runs in one turn. */
 const LONE_BATCH = 4;
+/** How long after another caller's request a caller alone in line still runs one per turn. */
+export const ALONE_AFTER_MS = 50;
 
 interface Turn {
   readonly req: Request;
@@ -49,11 +53,21 @@ export class CallerTurns {
   private readonly waiting = new Map<string, Turn[]>();
   private scheduled = false;
   private readonly runNext = () => this.runOne();
+  /** The caller of the last request queued, and until when its line is not alone (ms, `now`). */
+  private lastKey: string | null = null;
+  private mixedUntil = 0;
 
-  constructor(readonly maxWaiting: number) {}
+  constructor(
+    readonly maxWaiting: number,
+    private readonly now: () => number = performance.now.bind(performance),
+  ) {}
 
   /** Queues a request for its caller's turn; false when that caller already has too many waiting. */
   enqueue(key: string, turn: Turn): boolean {
+    if (key !== this.lastKey) {
+      if (this.lastKey !== null) this.mixedUntil = this.now() + ALONE_AFTER_MS;
+      this.lastKey = key;
+    }
     const queue = this.waiting.get(key) ?? this.fresh.get(key);
     if (queue) {
       if (queue.length >= this.maxWaiting) return false;
@@ -79,15 +93,16 @@ export class CallerTurns {
   /**
    * One turn: the first sparse caller runs its request, else the first caller with a backlog
    * runs its oldest; either then goes to the back of the backlog line with what it still has
-   * waiting. A caller alone in line runs up to `LONE_BATCH` requests in its turn: nobody else is
-   * waiting for them, and a turn of the event loop per request would cost it throughput.
+   * waiting. A caller alone in line, with no other caller's request for `ALONE_AFTER_MS`, runs
+   * up to `LONE_BATCH` requests in its turn: nobody else is waiting for them, and a turn of the
+   * event loop per request would cost it throughput.
    */
   private runOne(): void {
     const batch: Turn[] = [];
     while (batch.length === 0 && this.fresh.size + this.waiting.size > 0) {
       const line = this.fresh.size > 0 ? this.fresh : this.waiting;
       const [key, queue] = line.entries().next().value as [string, Turn[]];
-      const take = this.fresh.size + this.waiting.size === 1 ? LONE_BATCH : 1;
+      const take = this.fresh.size + this.waiting.size === 1 && this.now() >= this.mixedUntil ? LONE_BATCH : 1;
       while (batch.length < take && queue.length > 0) {
         const turn = queue.shift()!;
         // A client that went away while waiting: nothing to answer, so it costs no turn.

@@ -11,7 +11,7 @@ import pino from 'pino';
 import type { AppServices } from '../../src/context/app-services';
 import type { Caller } from '../../src/context/claims';
 import type { ContractOperation } from '../../src/http/contract';
-import { CallerTurns, callerTurnsStage, neverWaiting, turnKey } from '../../src/http/caller-turns';
+import { ALONE_AFTER_MS, CallerTurns, callerTurnsStage, neverWaiting, turnKey } from '../../src/http/caller-turns';
 import { attachState, RequestState } from '../../src/http/request-state';
 
 const services = { logger: pino({ level: 'silent' }) } as unknown as AppServices;
@@ -88,6 +88,25 @@ describe('turns', () => {
     await settle(turns);
     // The newcomer first (its line was empty), then one request each per turn.
     expect(ran.slice(4)).toEqual(['quiet0', 'lone4', 'lone5']);
+  });
+
+  it("runs a lone caller one per turn for 50 ms after another caller's request, then four again", async () => {
+    let clock = 1_000;
+    const turns = new CallerTurns(100, () => clock);
+    const ran: string[] = [];
+    const turn = () => new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 12; i++) turns.enqueue('lone', { req: request(), next: (() => ran.push(`lone${i}`)) as NextFunction });
+    await turn();
+    expect(ran).toHaveLength(4);
+    turns.enqueue('quiet', { req: request(), next: (() => ran.push('quiet0')) as NextFunction });
+    await turn();
+    expect(ran.slice(4)).toEqual(['quiet0']);
+    await turn();
+    await turn();
+    expect(ran.slice(5)).toEqual(['lone4', 'lone5']); // alone in line again, but not for 50 ms yet
+    clock += ALONE_AFTER_MS;
+    await turn();
+    expect(ran.slice(7)).toEqual(['lone6', 'lone7', 'lone8', 'lone9']);
   });
 
   it('runs a caller with nothing waiting before the callers with a backlog, for one request', async () => {
