@@ -74,9 +74,11 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
   }
   /**
    * The router's answers for paths that are an operation's template as written (no path
-   * parameters): the router rebuilds its operation list and tries every template on each call,
-   * a fifth of a decision's CPU. At most one entry per method and parameterless template, so the
-   * set cannot grow with what clients send; other paths are asked of the router each time.
+   * parameters): the router tries every template on each call, and for a forwarded method (a
+   * gateway's HEAD on the decision) throws a 405 before the declared method is tried, a fifth of
+   * a decision's CPU (docs/dependencies.md). At most one entry per method and parameterless
+   * template, so the set cannot grow with what clients send; other paths are asked of the router
+   * each time.
    */
   const remembered = new Map<string, Resolved>();
   const resolve = (method: string, path: string): Resolved => {
