@@ -24,6 +24,7 @@ import { checkOperationTable, dispatchStage } from './http/dispatch';
 import { createConsoleRouter, consoleStage } from './http/console';
 import { createDocsRouter, docsStage } from './http/docs';
 import { errorStage } from './http/error-response';
+import { RefusalDelay } from './http/refusal-delay';
 import { CallerTurns, callerTurnsStage, neverWaiting } from './http/caller-turns';
 import { FairQueue, fairnessStage } from './http/fair-queue';
 import { POOL_SIZE } from './db/database';
@@ -85,7 +86,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         accessStage(),
         dispatchStage(table, config),
       ],
-      errorStage(services.logger),
+      errorStage(services.logger, services.refusalDelay ?? new RefusalDelay()),
     ),
   );
   return app;

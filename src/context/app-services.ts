@@ -12,6 +12,7 @@ import type { Database } from '../db/tenant-scope';
 import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
 import type { DecisionMemory } from '../tenancy/decision-memory';
+import type { RefusalDelay } from '../http/refusal-delay';
 
 /** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
@@ -29,6 +30,8 @@ export interface ObservedRequest {
   readonly method: string;
   readonly status: number;
   readonly durationMs: number;
+  /** A refusal of an unread body answered late (src/http/refusal-delay.ts). */
+  readonly held?: boolean;
 }
 
 /** The seam for /metrics (src/http/metrics.ts): called once per finished request. */
@@ -55,4 +58,6 @@ export interface AppServices {
   readonly decisionMemory?: DecisionMemory;
   /** Internal tuning of token verification (tests shorten the JWKS cooldown); defaults otherwise. */
   readonly authOptions?: AuthenticatorOptions;
+  /** The budgets of refusals of unread bodies (src/http/refusal-delay.ts); a fresh one per app by default (tests pass one with their own clock). */
+  readonly refusalDelay?: RefusalDelay;
 }

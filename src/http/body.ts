@@ -11,7 +11,14 @@ import { ApiError } from '../errors';
 import { STREAMED_BODY_TYPE } from './contract';
 import { stateOf } from './request-state';
 
-export const BODY_LIMIT = '1mb';
+/** The largest request body read: 1 MiB. */
+export const BODY_LIMIT = 1024 * 1024;
+
+/** The refusal of a body over the limit, declared or read. */
+export function tooLarge(): ApiError {
+  return new ApiError('payloadTooLarge', 'The body is larger than 1 MiB.');
+}
+
 export const MAX_JSON_DEPTH = 32;
 
 const QUOTE = 0x22;
@@ -111,6 +118,9 @@ export function bodyStage(): RequestHandler {
     if (!isJson) return next(new ApiError('unsupportedMediaType', NOT_JSON));
     const charset = charsetProblem(req);
     if (charset) return next(charset);
+    // A declared length over the limit is refused unread: body-parser would read the whole body
+    // off the connection (however large it says it is) before answering 413.
+    if (Number(req.headers['content-length'] ?? 0) > BODY_LIMIT) return next(tooLarge());
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
       // A body that is a JSON string is refused: every request body of the contract is an object.

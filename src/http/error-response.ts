@@ -9,9 +9,10 @@ import type { Logger } from 'pino';
 import type { Error as ContractError } from '../../generated/types.gen';
 import { mapDatabaseError } from '../db/database-errors';
 import { ApiError, type ErrorBody } from '../errors';
-import { BODY_LIMIT, bodyScanError } from './body';
+import { bodyScanError, tooLarge } from './body';
 import { decisionRefusal, isGatewayDecision } from './decision';
 import { maybeStateOf } from './request-state';
+import { answerRefusal, DELAY_MS, type RefusalDelay } from './refusal-delay';
 import { sendScimError } from './scim-error';
 
 /** body-parser's errors, the body scan's refusals, then database errors. */
@@ -24,7 +25,7 @@ export function toApiError(err: unknown): ApiError | null {
   if (e && typeof e === 'object' && typeof e.type === 'string') {
     switch (e.type) {
       case 'entity.too.large':
-        return new ApiError('payloadTooLarge', `The body is larger than ${BODY_LIMIT.replace('mb', ' MiB')}.`);
+        return tooLarge();
       case 'entity.parse.failed':
         return new ApiError('badRequest', 'The body is not valid JSON.');
       case 'encoding.unsupported':
@@ -52,7 +53,7 @@ function hasUnreadBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
-export function errorStage(rootLogger: Logger) {
+export function errorStage(rootLogger: Logger, refusals: RefusalDelay) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const state = maybeStateOf(req);
     const requestId = state?.requestId ?? crypto.randomUUID();
@@ -81,11 +82,21 @@ export function errorStage(rootLogger: Logger) {
     for (const [k, v] of Object.entries(e.headers)) res.setHeader(k, v);
     // A refused request whose body was never read: close the connection after the answer
     // instead of reading (up to 1 MiB of) a body nobody will use.
-    if (!req.complete && hasUnreadBody(req)) res.setHeader('Connection', 'close');
+    const unread = !req.complete && hasUnreadBody(req);
+    if (unread) res.setHeader('Connection', 'close');
     if (e.kind === 'unauthorized' && !res.getHeader('WWW-Authenticate')) res.setHeader('WWW-Authenticate', 'Bearer realm="tenant-service"');
     // Declared per operation (x-error-format): a SCIM operation answers SCIM errors, and so does
     // a path under the SCIM base that matches none (a 404 or 405 a directory must be able to read).
-    if (state?.errorFormat === 'scim') return sendScimError(res, e, requestId);
-    res.json(e.toBody(requestId));
+    const send = () => {
+      if (state?.errorFormat === 'scim') sendScimError(res, e, requestId);
+      else res.json(e.toBody(requestId));
+    };
+    // A client's refusals of unread bodies past its budget are answered late (./refusal-delay.ts);
+    // never a gateway's decision, whose refusals its product's visitors wait for.
+    if (unread && e.status < 500 && !isGatewayDecision(state?.answeringOperation ?? null)) {
+      if (answerRefusal(refusals, req, state ? state.clientIp(req) : req.socket.remoteAddress, send) && state) state.heldMs = DELAY_MS;
+      return;
+    }
+    send();
   };
 }

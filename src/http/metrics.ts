@@ -31,6 +31,8 @@ export interface RequestSample {
   readonly method: string;
   readonly status: number;
   readonly durationMs: number;
+  /** A refusal of an unread body answered late (./refusal-delay.ts). */
+  readonly held?: boolean;
 }
 
 /** Outcome of a delivery attempt: `delivered` (2xx), `retry` (will be retried), `failed` (given up). */
@@ -81,7 +83,7 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     buckets: DURATION_BUCKETS,
     registers: [registry],
   });
-  const { resolutions, refusals, deliveries, tenantTokens, decisions } = createCounters(registry);
+  const { resolutions, refusals, deliveries, tenantTokens, decisions, heldRefusals } = createCounters(registry);
   registerPoolGauges(registry, opts.db);
   for (const outcome of DECISION_OUTCOMES) decisions.inc({ outcome }, 0);
   // Known labels start at zero, so rate() works from the first scrape.
@@ -101,6 +103,7 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
       // Every /api operation declares its counter (x-rate-limit); an /api path matching no
       // operation counts against `api`. Nothing else is ever refused with 429.
       if (s.status === 429) refusals.inc({ counter: (s.operation && counters.get(s.operation)) ?? 'api' });
+      if (s.held) heldRefusals.inc();
     },
     tenantResolution(source, outcome) {
       resolutions.inc({ source, outcome });
@@ -149,7 +152,12 @@ function createCounters(registry: Registry) {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  return { resolutions, refusals, deliveries, tenantTokens, decisions };
+  const heldRefusals = new Counter({
+    name: 'tenant_service_refusals_held_total',
+    help: 'Refusals of unread bodies answered late because their client address was past its budget (docs/operations.md#refused-uploads).',
+    registers: [registry],
+  });
+  return { resolutions, refusals, deliveries, tenantTokens, decisions, heldRefusals };
 }
 
 /** Gauges read from knex's pool (tarn) at scrape time. */

@@ -43,6 +43,8 @@ export class RequestState {
   error: string | null = null;
   detail: string | null = null;
   reason: string | null = null;
+  /** Set by the error stage: how late a refusal of an unread body was answered (./refusal-delay.ts); null when at once. */
+  heldMs: number | null = null;
 
   /** The operation whose declarations the answer follows: the matched one, else the one at the path. */
   get answeringOperation(): ContractOperation | null {
@@ -135,9 +137,10 @@ function writeAccessLine(this: Response): void {
     error: state.error ?? undefined,
     detail: state.detail ?? undefined,
     reason: state.reason ?? undefined,
+    held_ms: state.heldMs ?? undefined,
   };
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
   else state.logger.info(line, 'request completed');
-  state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs });
+  state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs, held: state.heldMs !== null });
   if (isGatewayDecision(state.answeringOperation)) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
 }
