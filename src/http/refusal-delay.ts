@@ -9,10 +9,10 @@
  * caller's requests wait behind it.
  *
  * So each client address (an IPv6 client's /56, as the rate limits count it) gets a budget of
- * such refusals (`FREE_PER_SECOND`, with a burst of as many); past it, the refusal is answered `DELAY_MS` later, with the connection left unread
- * meanwhile: the client's own TCP window stops its upload, and a client that waits for its answer
- * before sending again (as every connection does) sends at most one upload per `DELAY_MS` per
- * connection. Holding is bounded: at most `HELD_PER_ADDRESS` connections of one address and
+ * such refusals (`FREE_PER_SECOND`, with a burst of as many); past it, the refusal is answered
+ * `DELAY_MS` later, with the connection left unread meanwhile: the client's own TCP window stops
+ * its upload, and a client that waits for its answer before sending again (as every HTTP/1.1
+ * connection does) sends at most one upload per `DELAY_MS` per connection. Holding is bounded: at most `HELD_PER_ADDRESS` connections of one address and
  * `HELD_TOTAL` in all are held at once; past that, refusals are answered at once, as without the
  * budget. Requests that are answered normally, refusals whose body was read, and the 5xx answers
  * of the instance's own failures never wait here.
@@ -142,7 +142,14 @@ export function answerRefusal(delay: RefusalDelay, req: Request, ip: string | nu
   const cancel = delay.clock.later(() => {
     socket.off('close', gone);
     delay.release(address);
-    if (!socket.destroyed) send();
+    if (socket.destroyed) return;
+    try {
+      send();
+    } catch {
+      // Outside express's handling now: an answer that cannot be written ends the connection
+      // rather than the process.
+      socket.destroy();
+    }
   }, DELAY_MS);
   socket.once('close', gone);
   return true;

@@ -3,7 +3,11 @@
  * past it a refusal is held, within a cap per address and in all; held connections are released
  * when answered or gone; the table of addresses is bounded.
  */
+import { EventEmitter } from 'node:events';
+import type { Request } from 'express';
 import {
+  answerRefusal,
+  DELAY_MS,
   FREE_PER_SECOND,
   HELD_PER_ADDRESS,
   HELD_TOTAL,
@@ -112,5 +116,60 @@ describe('RefusalDelay', () => {
     expect(budgetKey('2001:db8:0:1::1')).not.toBe(budgetKey('2001:db8:0:100::1'));
     expect(budgetKey('198.51.100.1')).not.toBe(budgetKey('198.51.100.2'));
     expect(budgetKey(null)).toBe(budgetKey(undefined));
+  });
+
+  describe('answerRefusal', () => {
+    /** A clock whose timers the test fires, and a socket that records what was done to it. */
+    function setup() {
+      const timers: Array<{ fn: () => void; ms: number; cancelled: boolean }> = [];
+      const clock: RefusalClock = {
+        now: () => 0,
+        later: (fn, ms) => {
+          const timer = { fn, ms, cancelled: false };
+          timers.push(timer);
+          return () => {
+            timer.cancelled = true;
+          };
+        },
+      };
+      const delay = new RefusalDelay(clock);
+      spend(delay, budgetKey('198.51.100.7'));
+      const socket = Object.assign(new EventEmitter(), { destroyed: false, paused: false, pause: () => (socket.paused = true), destroy: () => (socket.destroyed = true) });
+      const req = { socket } as unknown as Request;
+      return { timers, delay, socket, req };
+    }
+
+    it('holds the connection unread and answers when the delay has passed', () => {
+      const { timers, delay, socket, req } = setup();
+      let sent = 0;
+      expect(answerRefusal(delay, req, '198.51.100.7', () => sent++)).toBe(true);
+      expect(socket.paused).toBe(true);
+      expect(timers.map((x) => x.ms)).toEqual([DELAY_MS]);
+      expect(sent).toBe(0);
+      timers[0]!.fn();
+      expect(sent).toBe(1);
+      expect(delay.held).toBe(0);
+    });
+
+    it('a connection closed while held is released and never answered', () => {
+      const { timers, delay, socket, req } = setup();
+      let sent = 0;
+      answerRefusal(delay, req, '198.51.100.7', () => sent++);
+      socket.destroyed = true;
+      socket.emit('close');
+      expect(delay.held).toBe(0);
+      expect(timers[0]!.cancelled).toBe(true);
+      expect(sent).toBe(0);
+    });
+
+    it('an answer that throws when the delay has passed ends the connection, not the process', () => {
+      const { timers, delay, socket, req } = setup();
+      answerRefusal(delay, req, '198.51.100.7', () => {
+        throw new Error('cannot write');
+      });
+      expect(() => timers[0]!.fn()).not.toThrow();
+      expect(socket.destroyed).toBe(true);
+      expect(delay.held).toBe(0);
+    });
   });
 });
