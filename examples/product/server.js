@@ -83,8 +83,13 @@ function createProduct(options) {
       method: req.method,
       path: req.path,
       x_tenant_id: req.get('X-Tenant-Id') ?? null,
+      x_tenant_slug: req.get('X-Tenant-Slug') ?? null,
       x_tenant_role: req.get('X-Tenant-Role') ?? null,
+      x_tenant_permissions: req.get('X-Tenant-Permissions') ?? null,
       x_user_id: req.get('X-User-Id') ?? null,
+      x_user_subject: req.get('X-User-Subject') ?? null,
+      x_user_issuer: req.get('X-User-Issuer') ?? null,
+      x_tenant_error: req.get('X-Tenant-Error') ?? null,
       x_tenant_token: req.get('X-Tenant-Token') ? 'present' : null,
       // Behind a gateway the client's token stops there: the example configs drop it.
       authorization: req.get('Authorization') ? 'present' : null,
@@ -115,8 +120,14 @@ function createProduct(options) {
     res.status(201).json({ tenant_id: req.tenant.tenantId, name: String(req.body?.name ?? 'untitled'), created_by: req.tenant.userId });
   });
 
-  // A route that needs a permission: the gateway's decision for /invoices already asked for it
-  // (examples/nginx.conf, examples/Caddyfile); a tenant token carries the role's permissions.
+  // Every member reads the tenant's invoices; creating one needs a permission, which the
+  // gateway's decision for a write on /invoices already asked for (the per-method pattern of
+  // examples/nginx.conf, examples/Caddyfile, examples/traefik.yml); a tenant token carries the
+  // role's permissions.
+  app.get('/invoices', (req, res) => {
+    res.json({ tenant_id: req.tenant.tenantId, invoices: [] });
+  });
+
   app.post('/invoices', express.json(), (req, res) => {
     if (!req.tenant.permissions.includes('invoices:write')) return res.status(403).json({ error: 'Creating invoices needs the invoices:write permission.' });
     res.status(201).json({ tenant_id: req.tenant.tenantId, amount: Number(req.body?.amount ?? 0), created_by: req.tenant.userId });

@@ -69,8 +69,13 @@ interface ProductSeen {
   method: string;
   path: string;
   x_tenant_id: string | null;
+  x_tenant_slug: string | null;
   x_tenant_role: string | null;
+  x_tenant_permissions: string | null;
   x_user_id: string | null;
+  x_user_subject: string | null;
+  x_user_issuer: string | null;
+  x_tenant_error: string | null;
   /** 'present' or null (the product never logs a token). */
   x_tenant_token: string | null;
   /** Whether the client's Authorization reached the product: 'present' or null. */
@@ -200,7 +205,23 @@ for (const gateway of GATEWAYS) {
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
       expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [], userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
-      expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null, authorization: null }]);
+      expect(seenSince(mark)).toEqual([
+        {
+          msg: 'request',
+          method: 'GET',
+          path: '/whoami',
+          x_tenant_id: tenant.id,
+          x_tenant_slug: tenant.slug,
+          x_tenant_role: 'admin',
+          x_tenant_permissions: null, // the role holds none
+          x_user_id: user.id,
+          x_user_subject: user.subject,
+          x_user_issuer: user.issuer,
+          x_tenant_error: null,
+          x_tenant_token: null,
+          authorization: null,
+        },
+      ]);
 
       // A write with a body: the body reaches the product, never the decision.
       const created = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' }, JSON.stringify({ name: 'Apollo' }));
@@ -215,6 +236,53 @@ for (const gateway of GATEWAYS) {
       expect(JSON.parse(who.body)).toMatchObject({ tenantId: tenant.id, role: 'member' });
       const write = await send(port, 'POST', '/projects', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json', ...forged }, '{}');
       expect(write.status).toBe(403);
+    });
+
+    it("a client's own copy of each identity header never reaches the product, on any route and method", async () => {
+      const tenant = await createTenant();
+      const admin = await createUser(tenant.id, { role: 'admin' });
+      const accountant = await createUser(tenant.id, { role: await tenantRoleWith(tenant.id, 'invoices:write') });
+      const forged = Object.fromEntries(IDENTITY_HEADERS.map((h) => [h, `forged-${h.toLowerCase()}`]));
+      const as = (u: { subject: string }) => ({ Authorization: `Bearer ${tokenFor({ sub: u.subject })}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json', ...forged });
+      const requests: Array<[string, string, { id: string; subject: string; issuer: string }, number]> = [
+        ['GET', '/whoami', admin, 200],
+        ['POST', '/projects', admin, 201],
+        ['GET', '/invoices', admin, 200],
+        ['GET', '/invoices?page=2', accountant, 200],
+        ['POST', '/invoices', accountant, 201],
+      ];
+      for (const [method, url, who, status] of requests) {
+        const mark = product.seen().length;
+        const r = await send(port, method, url, as(who), method === 'POST' ? '{"amount":1}' : undefined);
+        expect({ method, url, status: r.status }).toEqual({ method, url, status });
+        const seen = seenSince(mark);
+        expect(seen).toHaveLength(1);
+        // Each identity header is the decision's or absent, never the client's.
+        expect(JSON.stringify(seen)).not.toContain('forged');
+        expect(seen[0]).toMatchObject({ x_tenant_id: tenant.id, x_tenant_slug: tenant.slug, x_user_id: who.id, x_user_subject: who.subject, x_user_issuer: who.issuer, x_tenant_error: null, x_tenant_token: null });
+      }
+    });
+
+    it('the per-method pattern: every member reads /invoices; writing needs invoices:write', async () => {
+      const { tenant, user, token } = await tenantWithMember('member');
+      const headers = { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' };
+      const mark = product.seen().length;
+      const read = await send(port, 'GET', '/invoices', headers);
+      expect({ status: read.status, body: JSON.parse(read.body) as unknown }).toEqual({ status: 200, body: { tenant_id: tenant.id, invoices: [] } });
+      expect((await send(port, 'HEAD', '/invoices', headers)).status).toBe(200);
+      for (const [method, url] of [['POST', '/invoices'], ['PUT', '/invoices/1'], ['PATCH', '/invoices/1'], ['DELETE', '/invoices/1']] as const) {
+        const r = await send(port, method, url, headers, method === 'DELETE' ? undefined : '{"amount":1}');
+        expect({ method, status: r.status, error: r.headers['x-tenant-error'], detail: (JSON.parse(r.body) as { detail: string }).detail }).toEqual({
+          method,
+          status: 403,
+          error: 'Access denied',
+          detail: expect.stringContaining('invoices:write'),
+        });
+      }
+      expect(seenSince(mark).map((l) => [l.method, l.path, l.x_user_id])).toEqual([
+        ['GET', '/invoices', user.id],
+        ['HEAD', '/invoices', user.id],
+      ]);
     });
 
     it('a route that needs a permission: refused for a member whose role lacks it, allowed for one whose role holds it', async () => {
@@ -334,6 +402,9 @@ for (const gateway of GATEWAYS) {
     });
   });
 }
+
+/** Every header the decision sets (or the product trusts): a client's own copy must never reach the product. */
+const IDENTITY_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-Tenant-Permissions', 'X-User-Id', 'X-User-Subject', 'X-User-Issuer', 'X-Tenant-Token', 'X-Tenant-Error'];
 
 /**
  * A role of the tenant's own holding `permission` (put in the catalogue if absent; the
@@ -501,7 +572,7 @@ describe("the example product verifies tenant-service's own tenant tokens (PRODU
 });
 
 describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12)', () => {
-  const DECISION_HEADERS = ['X-Tenant-Id', 'X-Tenant-Slug', 'X-Tenant-Role', 'X-User-Id', 'X-User-Subject', 'X-User-Issuer', 'X-Tenant-Token'];
+  const DECISION_HEADERS = IDENTITY_HEADERS.filter((h) => h !== 'X-Tenant-Error');
 
   it("traefik.yml drops every client copy of the decision headers before forwardAuth copies them, and the client's Authorization after it", () => {
     const doc = yaml.load(fs.readFileSync(path.join(ROOT, 'examples', 'traefik.yml'), 'utf8')) as {
@@ -513,6 +584,10 @@ describe('the Traefik and Envoy snippets (not run here: no binaries in Debian 12
     for (const h of [...DECISION_HEADERS, 'X-Tenant-Error']) expect(middlewares['strip-tenant-headers']!.headers!.customRequestHeaders[h]).toBe('');
     expect(middlewares['tenant-decision']!.forwardAuth!.address).toMatch(/\/api\/tenant\/decision$/);
     expect(middlewares['tenant-decision']!.forwardAuth!.authResponseHeaders).toEqual(DECISION_HEADERS);
+    // The per-method pattern: writes on /invoices ask for invoices:write, with the same headers.
+    const routers = doc.http.routers as unknown as Record<string, { rule: string; middlewares: string[] }>;
+    expect(routers['invoices-write']).toMatchObject({ rule: expect.stringContaining('!Method(`GET`) && !Method(`HEAD`)'), middlewares: ['strip-tenant-headers', 'tenant-decision-invoices-write', 'strip-authorization'] });
+    expect(middlewares['tenant-decision-invoices-write']!.forwardAuth).toEqual({ address: expect.stringMatching(/\/api\/tenant\/decision\?permission=invoices:write$/), authResponseHeaders: DECISION_HEADERS });
   });
 
   it('envoy.yaml removes the client copies before ext_authz and sets those the decision answered', () => {
