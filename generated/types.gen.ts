@@ -171,6 +171,43 @@ export type ScimTokenList = {
     tokens: Array<ScimToken>;
 };
 
+/**
+ * A user the tenant's directory provisioned (SCIM), as its admins see it.
+ */
+export type DirectoryUser = {
+    /**
+     * The SCIM `id` (`/scim/v2/Users/{id}`).
+     */
+    directory_user_id: string;
+    user_name: string;
+    external_id: string | null;
+    display_name: string | null;
+    emails: Array<string>;
+    /**
+     * False when the directory deactivated the user (its member is refused).
+     */
+    active: boolean;
+    role: MemberRole;
+    /**
+     * The directory groups holding the user, sorted by display name.
+     */
+    groups: Array<{
+        group_id: string;
+        display_name: string;
+    }>;
+    /**
+     * The member (`user_id`) the user is bound to; null until its person first signs in.
+     */
+    member_id: string | null;
+    created_at: string;
+    updated_at: string;
+};
+
+export type DirectoryUserList = {
+    users: Array<DirectoryUser>;
+    next_cursor: string | null;
+};
+
 export type ScimTokenCreated = {
     token_id: string;
     /**
@@ -803,9 +840,19 @@ export type Member = {
      */
     permissions: PermissionKeys;
     /**
-     * True when the member came from the tenant's directory (SCIM); shown in member listings.
+     * True when the membership is a directory user's (SCIM): its role is the one the
+     * directory's groups give, and a role change here is 409. In member listings and role
+     * changes.
+     *
      */
     directory_managed?: boolean;
+    /**
+     * Whether the member's directory user is active (false: deactivated by the directory,
+     * refused at every request); null when the directory does not manage the member. In
+     * member listings and role changes.
+     *
+     */
+    directory_active?: boolean | null;
     created_at: string;
 };
 
@@ -4448,6 +4495,75 @@ export type RevokeScimTokenResponses = {
 };
 
 export type RevokeScimTokenResponse = RevokeScimTokenResponses[keyof RevokeScimTokenResponses];
+
+export type ListDirectoryUsersData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: {
+        limit?: number;
+        /**
+         * Opaque cursor from a previous page's `next_cursor`.
+         */
+        cursor?: string;
+    };
+    url: '/api/tenant/directory/users';
+};
+
+export type ListDirectoryUsersErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListDirectoryUsersError = ListDirectoryUsersErrors[keyof ListDirectoryUsersErrors];
+
+export type ListDirectoryUsersResponses = {
+    /**
+     * One page of directory users.
+     */
+    200: DirectoryUserList;
+};
+
+export type ListDirectoryUsersResponse = ListDirectoryUsersResponses[keyof ListDirectoryUsersResponses];
 
 export type ListInvitationsData = {
     body?: never;

@@ -7,7 +7,7 @@
  * (docs/security.md#a-removal-sticks).
  */
 import type { Member } from '../context/entities';
-import { directoryBoundMembers } from '../db/queries/directory-users';
+import { directoryStateOfMembers } from '../db/queries/directory-list';
 import { clearRemoval, markRemoved } from '../db/queries/member-removals';
 import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, membersPage, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
@@ -22,16 +22,19 @@ import { ADMIN_ROLE, type RoleKey } from '../context/roles';
 export interface MemberWithPermissions {
   readonly member: Member;
   readonly permissions: readonly string[];
-  /** True when the membership is a directory user's (docs/directory-sync.md); set by member listings. */
-  readonly directoryManaged?: boolean;
+  /**
+   * The membership's directory user (docs/directory-sync.md#what-tenant-admins-see): null when
+   * the directory does not manage it; absent where not read.
+   */
+  readonly directory?: { readonly active: boolean } | null;
 }
 
 /** One page of the tenant's members, oldest first, each with their role's permissions. */
 export async function listMembers(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ members: MemberWithPermissions[]; nextCursor: string | null }> {
   const { page, nextCursor } = await pageByCreation((limit, after) => membersPage(trx, tenantId, limit, after), opts);
   const permissions = await rolePermissionsOf(trx, tenantId);
-  const directory = await directoryBoundMembers(trx, tenantId, page.map((p) => p.member.userId));
-  return { members: page.map(({ member }) => ({ member, permissions: permissions.get(member.role) ?? [], directoryManaged: directory.has(member.userId) })), nextCursor };
+  const directory = await directoryStateOfMembers(trx, tenantId, page.map((p) => p.member.userId));
+  return { members: page.map(({ member }) => ({ member, permissions: permissions.get(member.role) ?? [], directory: directory.get(member.userId) ?? null })), nextCursor };
 }
 
 export interface NewMember {
@@ -53,7 +56,7 @@ export async function addMember(trx: Transaction, origin: EventOrigin, tenantId:
   // The operator's add brings back someone removed earlier (docs/security.md#a-removal-sticks).
   await clearRemoval(trx, tenantId, m);
   await recordEvent(trx, origin, { action: 'member.added', tenantId, target: { type: 'member', id: row.userId }, data: { member: memberData(row) } });
-  return { member: row, permissions: role.permissions };
+  return { member: row, permissions: role.permissions, directory: null };
 }
 
 /**
@@ -155,6 +158,8 @@ export interface RoleChange {
   changed: boolean;
   /** The permissions of the member's (new) role. */
   permissions: readonly string[];
+  /** The member's directory user, or null (a directory's member keeps the directory's role). */
+  directory: { active: boolean } | null;
 }
 
 /**
@@ -177,7 +182,15 @@ export async function updateMemberRole(
     const target = await findMemberForUpdate(sp, tenantId, userId);
     if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
     const { permissions } = await requireRole(sp, tenantId, role);
-    if (target.role === role) return { member: target, previousRole: target.role, changed: false, permissions };
+    // Read after the member's row is locked: a binding of this membership waits for it.
+    const directory = (await directoryStateOfMembers(sp, tenantId, [userId])).get(userId) ?? null;
+    if (target.role === role) return { member: target, previousRole: target.role, changed: false, permissions, directory };
+    if (directory) {
+      throw new ApiError(
+        'conflict',
+        `Member ${userId} is managed by the tenant's directory (SCIM), whose groups give their role: change their groups in the directory, or the group_roles mapping (PUT /api/tenant/scim); a role set here would not stay.`,
+      );
+    }
     if (target.role === ADMIN_ROLE && admins.length <= 1) {
       throw new ApiError('conflict', 'The last admin of a tenant cannot be demoted; make another member admin first.');
     }
@@ -190,6 +203,6 @@ export async function updateMemberRole(
     });
     // An invitation is its inviter's act, and only admins invite.
     if (target.role === ADMIN_ROLE) await revokeInvitationsSentBy(sp, origin, tenantId, userId);
-    return { member, previousRole: target.role, changed: true, permissions };
+    return { member, previousRole: target.role, changed: true, permissions, directory };
   });
 }

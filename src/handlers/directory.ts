@@ -6,6 +6,8 @@ import type {
   CreateScimTokenData,
   CreateScimTokenResponses,
   GetScimSettingsResponses,
+  ListDirectoryUsersData,
+  ListDirectoryUsersResponses,
   ListScimTokensResponses,
   RevokeScimTokenData,
   RevokeScimTokenResponses,
@@ -14,6 +16,7 @@ import type {
   UpdateScimSettingsResponses,
 } from '../../generated/types.gen';
 import * as directory from '../domain/directory-settings';
+import { listDirectoryUsers as listUsers } from '../domain/directory-users';
 import { originOf } from '../domain/events';
 import { tenantScoped, type HandlerInput, type Reply } from './types';
 
@@ -48,4 +51,28 @@ export const getScimSettings = tenantScoped(async (ctx): Promise<Reply<GetScimSe
 export const updateScimSettings = tenantScoped(async (ctx, input: HandlerInput<UpdateScimSettingsData>): Promise<Reply<UpdateScimSettingsResponses>> => {
   const s = await directory.updateScimSettings(ctx.trx, ctx.config, originOf(ctx), ctx.tenant.id, { groupRoles: input.body.group_roles, externalIdClaim: input.body.external_id_claim });
   return { status: 200, body: toSettings(s) };
+});
+
+// Every directory user, deactivated and not yet signed in included (docs/directory-sync.md#what-tenant-admins-see).
+export const listDirectoryUsers = tenantScoped(async (ctx, input: HandlerInput<ListDirectoryUsersData>): Promise<Reply<ListDirectoryUsersResponses>> => {
+  const page = await listUsers(ctx.trx, ctx.tenant.id, { limit: input.query.limit ?? 100, cursor: input.query.cursor });
+  return {
+    status: 200,
+    body: {
+      users: page.users.map((u) => ({
+        directory_user_id: u.id,
+        user_name: u.userName,
+        external_id: u.externalId,
+        display_name: u.displayName,
+        emails: u.emails,
+        active: u.active,
+        role: u.role,
+        groups: u.groups.map((g) => ({ group_id: g.id, display_name: g.displayName })),
+        member_id: u.memberId,
+        created_at: u.createdAt.toISOString(),
+        updated_at: u.updatedAt.toISOString(),
+      })),
+      next_cursor: page.nextCursor,
+    },
+  };
 });

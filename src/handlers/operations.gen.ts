@@ -139,6 +139,9 @@ import type {
   ListBoardsData,
   ListBoardsErrors,
   ListBoardsResponses,
+  ListDirectoryUsersData,
+  ListDirectoryUsersErrors,
+  ListDirectoryUsersResponses,
   ListEventsData,
   ListEventsErrors,
   ListEventsResponses,
@@ -294,6 +297,7 @@ export interface OperationTypes {
   issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
   leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
+  listDirectoryUsers: { data: ListDirectoryUsersData; responses: ListDirectoryUsersResponses; errors: ListDirectoryUsersErrors; access: 'tenantAdmin' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };
   listMembers: { data: ListMembersData; responses: ListMembersResponses; errors: ListMembersErrors; access: 'tenantMember' };

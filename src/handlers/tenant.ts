@@ -7,6 +7,7 @@ import type {
   GetCurrentTenantResponses,
   IssueTenantTokenResponses,
   LeaveTenantResponses,
+  Member,
   ListMembersData,
   ListMembersResponses,
   RemoveMemberData,
@@ -40,22 +41,27 @@ export const issueTenantToken = tenantRead(async (ctx): Promise<Reply<IssueTenan
   };
 });
 
+/** A member with whether the tenant's directory manages them and whether it has them active (docs/directory-sync.md). */
+function toMemberWithDirectory(m: members.MemberWithPermissions): Member {
+  return { ...toMember(m.member, m.permissions), directory_managed: m.directory != null, directory_active: m.directory?.active ?? null };
+}
+
 export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMembersData>): Promise<Reply<ListMembersResponses>> => {
   const page = await members.listMembers(ctx.trx, ctx.tenant.id, { limit: input.query.limit ?? 100, cursor: input.query.cursor });
-  return { status: 200, body: { members: page.members.map((m) => ({ ...toMember(m.member, m.permissions), directory_managed: m.directoryManaged ?? false })), next_cursor: page.nextCursor } };
+  return { status: 200, body: { members: page.members.map(toMemberWithDirectory), next_cursor: page.nextCursor } };
 });
 
 // x-access tenantPlatformAdmin: the operator adds a person directly; tenant admins invite.
 export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberData>): Promise<Reply<AddMemberResponses>> => {
-  const { member: user, permissions } = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
+  const added = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
     issuer: input.body.issuer ?? ctx.caller.issuer,
     subject: input.body.subject,
     email: input.body.email,
     displayName: input.body.display_name ?? null,
     role: input.body.role,
   });
-  ctx.log.info({ user_id: user.userId, role: user.role }, 'Member added');
-  return { status: 201, body: toMember(user, permissions) };
+  ctx.log.info({ user_id: added.member.userId, role: added.member.role }, 'Member added');
+  return { status: 201, body: toMemberWithDirectory(added) };
 });
 
 /**
@@ -76,7 +82,7 @@ export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveM
 export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
   const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
   if (change.changed) ctx.log.info({ user_id: change.member.userId, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
-  return { status: 200, body: toMember(change.member, change.permissions) };
+  return { status: 200, body: toMemberWithDirectory({ member: change.member, permissions: change.permissions, directory: change.directory }) };
 });
 
 export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantResponses>> => {

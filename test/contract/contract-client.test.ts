@@ -257,6 +257,8 @@ describe('the generated client drives every operation', () => {
     await call('getScimGroup', 200, sdk.getScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id } }));
     await call('replaceScimGroup', 200, sdk.replaceScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { displayName: 'SDK admins', members: [] } }));
     await call('updateScimGroup', 200, sdk.updateScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Add', path: 'members', value: [{ value: scimUserId }] }] } }));
+    const directoryUsers = await call('listDirectoryUsers', 200, sdk.listDirectoryUsers({ client, headers: member }));
+    expect(directoryUsers.data!.users.map((u) => u.directory_user_id)).toContain(scimUserId);
     await call('deleteScimGroup', 204, sdk.deleteScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id } }));
     await call('deleteScimUser', 204, sdk.deleteScimUser({ client, headers: scim, path: { id: scimUserId } }));
     const refusedScim = await call('getScimUser', 404, sdk.getScimUser({ client, headers: scim, path: { id: scimUserId } }));
