@@ -1,18 +1,19 @@
 /**
- * `tenantctl scim tokens create|list|revoke` and `tenantctl scim settings [get]|set`: a tenant's
+ * `tenantctl scim tokens create|list|revoke`, `tenantctl scim settings [get]|set` and
+ * `tenantctl scim users`: a tenant's
  * directory sync (docs/directory-sync.md) on the generated client, for its admins (`--tenant`,
  * sent as X-Tenant; the minted platform admin token is accepted as an admin of every tenant).
  * `tokens create` prints the token once: the service keeps only its hash.
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import * as sdk from '../../generated/sdk.gen';
-import type { ScimSettings, ScimToken } from '../../generated/types.gen';
+import type { DirectoryUser, ScimSettings, ScimToken } from '../../generated/types.gen';
 import { ROLE_KEY_PATTERN } from '../context/roles';
 import { call, connect, REQUEST_TIMEOUT_MS } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError } from './errors';
 import { renderPairs, renderTable, type Style } from './output';
-import { tenantHeaders, tenantOption, UUID } from './tenant-scope';
+import { allPages, parsePageSize, tenantHeaders, tenantOption, UUID } from './tenant-scope';
 
 type Mapping = ScimSettings['group_roles'][number];
 
@@ -147,6 +148,42 @@ export function registerScimCommands(program: Command, h: CommandHelpers): void 
       await call(conn, 'scim tokens revoke', sdk.revokeScimToken({ client: conn.client, headers: tenantHeaders(opts.tenant), path: { token_id: id }, signal: timeout() }), { forbidden: null });
       if (opts.format === 'json') return print(`${JSON.stringify({ token_id: id, revoked: true }, null, 2)}\n`);
       print(`${styles(cmd).out.green(`SCIM token ${id} revoked.`)}\n`);
+    });
+
+  scim
+    .command('users')
+    .description("list every user the tenant's directory provisioned (deactivated and not yet signed in included), following the pages to the end")
+    .addOption(tenantOption())
+    .option('--limit <n>', 'page size per request (1-1000)', parsePageSize, 100)
+    .addOption(formatOption())
+    .action(async (opts: { tenant?: string; limit: number; format: Format }, cmd: Command) => {
+      const conn = connect(globals(cmd));
+      const users = await allPages(async (cursor) => {
+        const page = await call(
+          conn,
+          'scim users',
+          sdk.listDirectoryUsers({ client: conn.client, headers: tenantHeaders(opts.tenant), query: { limit: opts.limit, ...(cursor ? { cursor } : {}) }, signal: timeout() }),
+          { forbidden: null },
+        );
+        return { items: page.users, next_cursor: page.next_cursor };
+      });
+      if (opts.format === 'json') return print(`${JSON.stringify({ users }, null, 2)}\n`);
+      if (!users.length) return print('No directory users.\n');
+      print(
+        renderTable<DirectoryUser>(
+          users,
+          [
+            { header: 'USER NAME', value: (u) => u.user_name },
+            { header: 'ACTIVE', value: (u) => (u.active ? 'yes' : 'no (deactivated)') },
+            { header: 'ROLE', value: (u) => u.role },
+            { header: 'GROUPS', value: (u) => u.groups.map((g) => g.display_name).join(', ') || '-' },
+            { header: 'MEMBER ID', value: (u) => u.member_id ?? 'not signed in yet' },
+            { header: 'DIRECTORY USER ID', value: (u) => u.directory_user_id },
+          ],
+          styles(cmd).out,
+        ),
+      );
+      print(`${users.length} directory user${users.length === 1 ? '' : 's'}\n`);
     });
 
   const settings = scim.command('settings').description("show or change the tenant's directory settings: base URL, group → role mapping, external id claim");

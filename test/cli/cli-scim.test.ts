@@ -1,10 +1,10 @@
 /**
- * `tenantctl scim tokens|settings` as users run them: the compiled binary against a listening
+ * `tenantctl scim tokens|settings|users` as users run them: the compiled binary against a listening
  * server on the test database, with the minted platform admin token or a tenant admin's own
  * (docs/tenantctl.md). The token is printed once and never listed; another tenant's admin and
  * a plain member are refused; bad flags exit 2 before any request.
  */
-import type { ScimSettings, ScimToken, ScimTokenCreated } from '../../generated/types.gen';
+import type { DirectoryUser, ScimSettings, ScimToken, ScimTokenCreated } from '../../generated/types.gen';
 import { startCliServer, type CliServer } from '../helpers/cli';
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../helpers/factories';
 
@@ -125,7 +125,40 @@ it("a tenant admin's own token works; another tenant's admin and a member are re
   expect(settings).toMatchObject({ enabled: true, external_id_claim: null });
 });
 
+it('scim users lists every directory user, following the pages: active or deactivated, signed in or not yet', async () => {
+  const tenant = await createTenant();
+  const scope = ['--tenant', tenant.slug];
+  expect((await tenantctl(['scim', 'users', ...scope])).stdout).toBe('No directory users.\n');
+  const { token } = json<ScimTokenCreated>(await tenantctl(['scim', 'tokens', 'create', ...scope, '--format', 'json']));
+  const scim = (method: string, path: string, body: unknown) =>
+    fetch(`${cli.baseUrl}/scim/v2${path}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/scim+json' }, body: JSON.stringify(body) });
+  const names = [`${unique('ann')}@example.com`, `${unique('ben')}@example.com`, `${unique('col')}@example.com`];
+  const ids: string[] = [];
+  for (const userName of names) ids.push(((await (await scim('POST', '/Users', { userName, active: true })).json()) as { id: string }).id);
+  expect((await scim('POST', '/Groups', { displayName: 'Support', members: [{ value: ids[0] }] })).status).toBe(201);
+  expect((await scim('PATCH', `/Users/${ids[2]}`, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] })).status).toBe(200);
+
+  const listed = await tenantctl(['scim', 'users', ...scope, '--limit', '2', '--format', 'json']);
+  expect(listed).toMatchObject({ code: 0, stderr: '' });
+  const users = json<{ users: DirectoryUser[] }>(listed).users;
+  expect(users.map((u) => [u.user_name, u.active, u.groups.map((g) => g.display_name), u.member_id])).toEqual([
+    [names[0], true, ['Support'], null],
+    [names[1], true, [], null],
+    [names[2], false, [], null],
+  ]);
+  const table = (await tenantctl(['scim', 'users', ...scope])).stdout;
+  expect(table).toMatch(new RegExp(`^${names[0]!.replace(/[.]/g, '\\.')}\\s+yes\\s+member\\s+Support\\s+not signed in yet\\s+${ids[0]}$`, 'm'));
+  expect(table).toMatch(new RegExp(`^${names[2]!.replace(/[.]/g, '\\.')}\\s+no \\(deactivated\\)`, 'm'));
+  expect(table).toContain('3 directory users');
+
+  const member = await createUser(tenant.id, { role: 'member' });
+  const refused = await tenantctl(['scim', 'users', ...scope], { SERVICE_TOKEN: tokenFor({ sub: member.subject, email: member.email }) });
+  expect(refused).toMatchObject({ code: 1, stdout: '' });
+  expect(refused.stderr).toMatch(/^error: Forbidden: /);
+});
+
 it.each([
+  [['scim', 'users', '--limit', '0'], /--limit must be an integer from 1 to 1000/],
   [['scim', 'tokens', 'revoke', 'not-a-uuid'], /expected a token id \(UUID\)/],
   [['scim', 'settings', 'set', '--group-role', 'no-equals-sign'], /expected <group>=<role>/],
   [['scim', 'settings', 'set', '--group-role', '=admin'], /expected <group>=<role>/],
