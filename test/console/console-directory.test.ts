@@ -162,27 +162,50 @@ browserTest(
 );
 
 browserTest(
-  'the members page marks the members that came from the directory, and only those',
+  'the members page marks the members that came from the directory, and only those, without role controls; the Directory page lists every directory user',
   async () => {
     const { tenant, admin, tab } = await openAsTenantAdmin(h, '/tenant');
     const fromDirectory = await createUser(tenant.id, { role: 'member' });
-    // A directory user bound to that membership, as its first sign-in leaves it.
-    await ownerConnection()('directory_users').insert({
+    const deactivated = await createUser(tenant.id, { role: 'member' });
+    // Directory users bound to those memberships, as a first sign-in leaves them (one since
+    // deactivated), and one whose person has not signed in yet.
+    const waiting = `${unique('waiting')}@example.com`;
+    const directoryUser = (email: string, userId: string | null, active = true) => ({
       tenant_id: tenant.id,
-      user_name: fromDirectory.email,
-      user_name_key: fromDirectory.email.toLowerCase(),
-      emails: JSON.stringify([{ value: fromDirectory.email, type: 'work', primary: true }]),
-      email_keys: [fromDirectory.email.toLowerCase()],
-      user_id: fromDirectory.id,
+      user_name: email,
+      user_name_key: email.toLowerCase(),
+      emails: JSON.stringify([{ value: email, type: 'work', primary: true }]),
+      email_keys: [email.toLowerCase()],
+      user_id: userId,
+      active,
     });
+    await ownerConnection()('directory_users').insert(directoryUser(fromDirectory.email, fromDirectory.id));
+    await ownerConnection()('directory_users').insert(directoryUser(deactivated.email, deactivated.id, false));
+    await ownerConnection()('directory_users').insert(directoryUser(waiting, null, false));
     const { page } = tab;
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
     const marked = page.getByRole('row').filter({ hasText: fromDirectory.email });
     await marked.getByText('Directory', { exact: true }).waitFor();
-    expect(await page.getByRole('row').filter({ hasText: admin.email }).getByText('Directory', { exact: true }).count()).toBe(0);
+    await marked.getByText('Role from the directory').waitFor();
+    expect(await marked.getByRole('combobox').count()).toBe(0);
+    expect(await marked.getByText('Deactivated', { exact: true }).count()).toBe(0);
+    await page.getByRole('row').filter({ hasText: deactivated.email }).getByText('Deactivated', { exact: true }).waitFor();
+    const adminRow = page.getByRole('row').filter({ hasText: admin.email });
+    expect(await adminRow.getByText('Directory', { exact: true }).count()).toBe(0);
+    expect(await adminRow.getByRole('combobox').count()).toBe(1);
     await page.getByText(/Members marked Directory come from the tenant's directory/).waitFor();
     await checkPage(page, 'directory-members');
+
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Directory' }).click();
+    await page.getByRole('heading', { name: 'Directory users', level: 2 }).waitFor();
+    const rows = page.getByRole('table', { name: 'Directory users' }).getByRole('row');
+    await rows.filter({ hasText: waiting }).waitFor();
+    const cells = async (email: string) => (await rows.filter({ hasText: email }).getByRole('cell').allInnerTexts()).map((c) => c.trim());
+    expect(await cells(fromDirectory.email)).toEqual([fromDirectory.email, '—', 'Active', 'Yes', 'member', '—']);
+    expect(await cells(deactivated.email)).toEqual([deactivated.email, '—', 'Deactivated', 'Yes', 'member', '—']);
+    expect(await cells(waiting)).toEqual([waiting, '—', 'Deactivated', 'Not yet', 'member', '—']);
+    await checkPage(page, 'directory-users');
     expect(tab.problems).toEqual([]);
     await tab.close();
   },

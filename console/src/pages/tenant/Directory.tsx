@@ -1,12 +1,14 @@
 /**
  * /tenant/directory (tenant admins): directory sync by SCIM 2.0 (docs/directory-sync.md). The
  * base URL to paste into Entra ID or Okta, the tenant's SCIM tokens (created with the secret
- * shown once, listed with when each was last used, revoked), and which directory groups give
- * which role (getScimSettings, updateScimSettings).
+ * shown once, listed with when each was last used, revoked), the users it provisioned
+ * (listDirectoryUsers), and which directory groups give which role (getScimSettings,
+ * updateScimSettings).
  */
 import { useQuery } from '@tanstack/react-query';
 import { getScimSettingsOptions } from '@generated/@tanstack/react-query.gen';
 import { DirectoryConnection, GroupRolesEditor } from '../../components/directory/DirectorySettings';
+import { DirectoryUsers } from '../../components/directory/DirectoryUsers';
 import { ScimTokens } from '../../components/directory/ScimTokens';
 import { ErrorNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
@@ -25,6 +27,7 @@ export default function Directory() {
       <ErrorNotice error={settings.error} />
       {settings.data ? <DirectoryConnection settings={settings.data} /> : null}
       <ScimTokens />
+      <DirectoryUsers />
       {settings.data ? <GroupRolesEditor settings={settings.data} /> : null}
     </Page>
   );

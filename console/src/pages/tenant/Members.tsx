@@ -3,7 +3,9 @@
  * member's role (updateMemberRole) and remove members (removeMember); the last-admin refusal
  * (409) is explained where it happens. Members see the list only, without admin controls.
  * Platform admins may also add a user directly (addMember, components/tenant/AddMemberForm).
- * Members provisioned by the tenant's directory (`directory_managed`) are marked as such.
+ * Members provisioned by the tenant's directory (`directory_managed`) are marked as such, and
+ * deactivated when the directory deactivated them (`directory_active`); their role is the
+ * directory's (a change here is refused), so they have no role controls.
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -141,6 +143,7 @@ export default function Members() {
                     {m.display_name ?? '—'}
                     {isSelf(m) ? ' (you)' : ''}
                     {m.directory_managed ? <span className="badge">Directory</span> : null}
+                    {m.directory_active === false ? <span className="badge">Deactivated</span> : null}
                   </td>
                   <td>{m.email ?? '—'}</td>
                   <td>
@@ -153,7 +156,9 @@ export default function Members() {
                   </td>
                   {admin ? (
                     <td className="row-actions">
-                      {m.role === 'admin' ? (
+                      {m.directory_managed ? (
+                        <span className="hint">Role from the directory</span>
+                      ) : m.role === 'admin' ? (
                         <button
                           type="button"
                           disabled={busy}
@@ -167,7 +172,7 @@ export default function Members() {
                           Make admin
                         </button>
                       )}{' '}
-                      {roles ? (
+                      {roles && !m.directory_managed ? (
                         <select
                           aria-label={`Role of ${who(m)}`}
                           value={m.role}
@@ -199,8 +204,8 @@ export default function Members() {
           {list.data.members.length === 0 ? <p>No members on this page.</p> : null}
           {list.data.members.some((m) => m.directory_managed) ? (
             <p className="hint">
-              Members marked Directory come from the tenant&apos;s directory (SCIM): it deactivates and removes them, and its groups set their role when the
-              Directory page maps them.
+              Members marked Directory come from the tenant&apos;s directory (SCIM): it deactivates (Deactivated: refused at every request) and removes
+              them, and its groups set their role when the Directory page maps them, so their role is changed there, not here.
             </p>
           ) : null}
           <Pager label="Members pages" page={pager.page} nextCursor={list.data.next_cursor} onNext={pager.next} onPrevious={pager.previous} />
