@@ -341,7 +341,10 @@ export const exportTenant = <ThrowOnError extends boolean = false>(options: Opti
  * format, a row of another tenant or of an unknown table, counts or a SHA-256 that do not
  * match the file, a missing `end` line, an unknown format or schema version → 400 naming
  * the line; nothing is written. Pending invitations arrive without a usable token (it never
- * leaves the old deployment): resend them. Event `tenant.imported`.
+ * leaves the old deployment): resend them. The answer's `not_moved` lists what to set up
+ * again here (SCIM tokens, identity provider secrets, webhook secrets, invitation tokens).
+ * The permissions the tenant's own roles use must already be in this deployment's
+ * catalogue. Event `tenant.imported`.
  *
  */
 export const importTenant = <ThrowOnError extends boolean = false>(options: Options<ImportTenantData, ThrowOnError>) => (options.client ?? client).post<ImportTenantResponses, ImportTenantErrors, ThrowOnError>({

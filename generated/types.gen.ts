@@ -365,6 +365,16 @@ export type TenantImport = {
     counts: {
         [key: string]: number;
     };
+    /**
+     * What an export never carries, to set up again on this deployment: the SCIM tokens,
+     * the identity provider's settings and secrets, the webhook endpoints' secrets, the
+     * pending invitations' tokens; each with what to do.
+     *
+     */
+    not_moved: Array<{
+        item: 'scim_tokens' | 'identity_provider_secrets' | 'webhook_secrets' | 'invitation_tokens';
+        detail: string;
+    }>;
 };
 
 export type TenantList = {

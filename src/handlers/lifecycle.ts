@@ -20,6 +20,7 @@ import { originOf } from '../domain/events';
 import * as lifecycle from '../domain/tenant-lifecycle';
 import { EXPORT_CONTENT_TYPE, exportTenant as prepareExport } from '../domain/tenant-export';
 import { importTenant as runImport } from '../domain/tenant-import';
+import { NOT_MOVED } from '../domain/tenant-move';
 import { withSpooledBody } from '../domain/import-spool';
 import { ApiError } from '../errors';
 import { toTenant } from './mappers';
@@ -81,5 +82,5 @@ export const importTenant = authenticated(async (ctx, input: HandlerInput<Import
     return runImport(ctx.services.db, originOf(ctx), content, { maxBytes: max });
   });
   ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts, bytes }, 'Tenant imported');
-  return { status: 201, body: { tenant_id: r.tenantId, slug: r.slug, counts: r.counts } };
+  return { status: 201, body: { tenant_id: r.tenantId, slug: r.slug, counts: r.counts, not_moved: NOT_MOVED.map((n) => ({ item: n.item, detail: n.detail })) } };
 });
