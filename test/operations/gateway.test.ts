@@ -195,6 +195,14 @@ for (const gateway of GATEWAYS) {
 
     /** The product's request lines since `mark`. */
     const seenSince = (mark: number) => product.seen().slice(mark);
+    /**
+     * The product's request lines since `mark` once there are `n` of them: its stdout pipe and
+     * the gateway's answer reach this process independently, so the line may come second.
+     */
+    const awaitSeen = async (mark: number, n: number) => {
+      for (let i = 0; i < 500 && seenSince(mark).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+      return seenSince(mark);
+    };
 
     it('a member reaches the product with the tenant id, role and user injected; forged copies are replaced', async () => {
       const { tenant, user, token } = await tenantWithMember('admin');
@@ -255,7 +263,7 @@ for (const gateway of GATEWAYS) {
         const mark = product.seen().length;
         const r = await send(port, method, url, as(who), method === 'POST' ? '{"amount":1}' : undefined);
         expect({ method, url, status: r.status }).toEqual({ method, url, status });
-        const seen = seenSince(mark);
+        const seen = await awaitSeen(mark, 1);
         expect(seen).toHaveLength(1);
         // Each identity header is the decision's or absent, never the client's.
         expect(JSON.stringify(seen)).not.toContain('forged');
@@ -279,7 +287,7 @@ for (const gateway of GATEWAYS) {
           detail: expect.stringContaining('invoices:write'),
         });
       }
-      expect(seenSince(mark).map((l) => [l.method, l.path, l.x_user_id])).toEqual([
+      expect((await awaitSeen(mark, 2)).map((l) => [l.method, l.path, l.x_user_id])).toEqual([
         ['GET', '/invoices', user.id],
         ['HEAD', '/invoices', user.id],
       ]);
