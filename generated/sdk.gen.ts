@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1157,6 +1157,18 @@ export const listScimResourceTypes = <ThrowOnError extends boolean = false>(opti
 });
 
 /**
+ * A SCIM resource type
+ *
+ * `User` or `Group` (RFC 7644 §4), as listed by `/ResourceTypes`; any other name is 404.
+ *
+ */
+export const getScimResourceType = <ThrowOnError extends boolean = false>(options: Options<GetScimResourceTypeData, ThrowOnError>) => (options.client ?? client).get<GetScimResourceTypeResponses, GetScimResourceTypeErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/ResourceTypes/{name}',
+    ...options
+});
+
+/**
  * SCIM schemas
  *
  * The User and Group schemas this service keeps (RFC 7643 §7).
@@ -1169,11 +1181,25 @@ export const listScimSchemas = <ThrowOnError extends boolean = false>(options?: 
 });
 
 /**
+ * A SCIM schema
+ *
+ * One schema by its URN (RFC 7644 §4), as listed by `/Schemas`; any other URN is 404.
+ *
+ */
+export const getScimSchema = <ThrowOnError extends boolean = false>(options: Options<GetScimSchemaData, ThrowOnError>) => (options.client ?? client).get<GetScimSchemaResponses, GetScimSchemaErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Schemas/{urn}',
+    ...options
+});
+
+/**
  * List or find directory users
  *
- * Filters: `userName eq`, `externalId eq`, `emails.value eq`, `displayName eq`, `id eq`, joined by
- * `and`/`or` (anything else: 400 `invalidFilter`). `startIndex` (1-based) and `count` (at most 200;
- * more is read as 200) page the result, oldest first.
+ * Filters (RFC 7644 §3.4.2.2): `eq ne co sw ew pr gt ge lt le` on `userName`, `externalId`,
+ * `displayName`, `emails.value` (or `emails[value …]`), `meta.lastModified`, `eq ne pr` on
+ * `active` and `id`, joined by `and`, `or`, `not` and parentheses (anything else: 400
+ * `invalidFilter`). `startIndex` (1-based) and `count` (at most 200; more is read as 200) page
+ * the result, oldest first. `POST /scim/v2/Users/.search` takes the same query as a body.
  *
  */
 export const listScimUsers = <ThrowOnError extends boolean = false>(options?: Options<ListScimUsersData, ThrowOnError>) => (options?.client ?? client).get<ListScimUsersResponses, ListScimUsersErrors, ThrowOnError>({
@@ -1193,6 +1219,23 @@ export const listScimUsers = <ThrowOnError extends boolean = false>(options?: Op
 export const createScimUser = <ThrowOnError extends boolean = false>(options: Options<CreateScimUserData, ThrowOnError>) => (options.client ?? client).post<CreateScimUserResponses, CreateScimUserErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/scim/v2/Users',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search directory users
+ *
+ * The list of users with its query in the body (RFC 7644 §3.4.3): `filter`, `startIndex`, `count`,
+ * `attributes`, `excludedAttributes`, read as `GET /scim/v2/Users` reads them.
+ *
+ */
+export const searchScimUsers = <ThrowOnError extends boolean = false>(options: Options<SearchScimUsersData, ThrowOnError>) => (options.client ?? client).post<SearchScimUsersResponses, SearchScimUsersErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Users/.search',
     ...options,
     headers: {
         'Content-Type': 'application/scim+json',
@@ -1262,8 +1305,9 @@ export const replaceScimUser = <ThrowOnError extends boolean = false>(options: O
 /**
  * List or find directory groups
  *
- * Filters: `displayName eq`, `externalId eq`, `id eq`; `excludedAttributes=members` leaves the
- * members out. Paging as for users.
+ * Filters as for users, on `displayName`, `externalId`, `meta.lastModified` and `id`;
+ * `excludedAttributes=members` leaves the members out. Paging as for users;
+ * `POST /scim/v2/Groups/.search` takes the same query as a body.
  *
  */
 export const listScimGroups = <ThrowOnError extends boolean = false>(options?: Options<ListScimGroupsData, ThrowOnError>) => (options?.client ?? client).get<ListScimGroupsResponses, ListScimGroupsErrors, ThrowOnError>({
@@ -1282,6 +1326,23 @@ export const listScimGroups = <ThrowOnError extends boolean = false>(options?: O
 export const createScimGroup = <ThrowOnError extends boolean = false>(options: Options<CreateScimGroupData, ThrowOnError>) => (options.client ?? client).post<CreateScimGroupResponses, CreateScimGroupErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/scim/v2/Groups',
+    ...options,
+    headers: {
+        'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * Search directory groups
+ *
+ * The list of groups with its query in the body (RFC 7644 §3.4.3), read as `GET /scim/v2/Groups`
+ * reads its query.
+ *
+ */
+export const searchScimGroups = <ThrowOnError extends boolean = false>(options: Options<SearchScimGroupsData, ThrowOnError>) => (options.client ?? client).post<SearchScimGroupsResponses, SearchScimGroupsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/scim/v2/Groups/.search',
     ...options,
     headers: {
         'Content-Type': 'application/scim+json',

@@ -25,72 +25,184 @@ export type ScimMeta = {
 };
 
 export type ScimServiceProviderConfig = {
-    schemas: Array<string>;
-    patch: {
-        [key: string]: unknown;
-    };
+    schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'>;
+    documentationUri?: string;
+    patch: ScimSupported;
     bulk: {
-        [key: string]: unknown;
+        supported: boolean;
+        maxOperations: number;
+        maxPayloadSize: number;
     };
     filter: {
-        [key: string]: unknown;
+        supported: boolean;
+        maxResults: number;
     };
-    changePassword: {
-        [key: string]: unknown;
-    };
-    sort: {
-        [key: string]: unknown;
-    };
-    etag: {
-        [key: string]: unknown;
-    };
+    changePassword: ScimSupported;
+    sort: ScimSupported;
+    etag: ScimSupported;
     authenticationSchemes: Array<{
-        [key: string]: unknown;
+        type: string;
+        name: string;
+        description: string;
+        primary?: boolean;
     }>;
-    [key: string]: unknown;
+    meta: ScimMeta;
 };
 
+export type ScimSupported = {
+    supported: boolean;
+};
+
+/**
+ * The envelope of every SCIM list (RFC 7644 §3.4.2); each list below names what its `Resources` hold.
+ */
 export type ScimListResponse = {
     schemas: Array<'urn:ietf:params:scim:api:messages:2.0:ListResponse'>;
     totalResults: number;
     itemsPerPage: number;
     startIndex: number;
-    Resources: Array<{
-        [key: string]: unknown;
-    }>;
 };
 
+export type ScimUserList = ScimListResponse & {
+    Resources: Array<ScimUser>;
+};
+
+export type ScimGroupList = ScimListResponse & {
+    Resources: Array<ScimGroup>;
+};
+
+export type ScimResourceTypeList = ScimListResponse & {
+    Resources: Array<ScimResourceType>;
+};
+
+export type ScimSchemaList = ScimListResponse & {
+    Resources: Array<ScimSchema>;
+};
+
+/**
+ * A resource type (RFC 7643 §6).
+ */
+export type ScimResourceType = {
+    schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:ResourceType'>;
+    id: string;
+    name: string;
+    endpoint: string;
+    description: string;
+    schema: string;
+    schemaExtensions: Array<{
+        schema: string;
+        required: boolean;
+    }>;
+    meta: ScimMeta;
+};
+
+/**
+ * A schema (RFC 7643 §7), derived from the attribute table the service reads and writes by.
+ */
+export type ScimSchema = {
+    schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Schema'>;
+    id: string;
+    name: string;
+    description: string;
+    attributes: Array<ScimSchemaAttribute>;
+    meta: ScimMeta;
+};
+
+/**
+ * One attribute of a schema (RFC 7643 §7).
+ */
+export type ScimSchemaAttribute = {
+    name: string;
+    type: 'string' | 'boolean' | 'decimal' | 'integer' | 'dateTime' | 'reference' | 'complex' | 'binary';
+    multiValued: boolean;
+    description: string;
+    required: boolean;
+    caseExact: boolean;
+    mutability: 'readOnly' | 'readWrite' | 'immutable' | 'writeOnly';
+    returned: 'always' | 'never' | 'default' | 'request';
+    uniqueness: 'none' | 'server' | 'global';
+    canonicalValues?: Array<string>;
+    referenceTypes?: Array<string>;
+    subAttributes?: Array<ScimSchemaAttribute>;
+};
+
+/**
+ * A user's name (RFC 7643 §4.1.1).
+ */
 export type ScimName = {
     formatted?: string;
     familyName?: string;
     givenName?: string;
     middleName?: string;
-    [key: string]: unknown;
+    honorificPrefix?: string;
+    honorificSuffix?: string;
 };
 
 export type ScimEmail = {
     value: string;
     type?: string;
     primary?: boolean;
-    [key: string]: unknown;
 };
 
+/**
+ * An email as a directory sends it; `primary` may be Entra ID's "True" / "False".
+ */
+export type ScimEmailInput = {
+    value: string;
+    type?: string;
+    primary?: ScimBoolean;
+    display?: string;
+};
+
+/**
+ * A boolean, or the strings "True" / "False" in any case (what Entra ID sends).
+ */
+export type ScimBoolean = boolean | string;
+
+/**
+ * A group's member (`type` User) or a user's group (`type` direct).
+ */
 export type ScimMemberRef = {
+    value: string;
+    display: string;
+    $ref: string;
+    type: 'User' | 'Group' | 'direct' | 'indirect';
+};
+
+/**
+ * A member as a directory sends it; only `value` (a directory user's id) is read.
+ */
+export type ScimMemberInput = {
     value: string;
     display?: string;
     $ref?: string;
-    [key: string]: unknown;
+    type?: string;
 };
 
+/**
+ * One value of a multi-valued attribute the service accepts and does not keep (phone numbers, addresses…).
+ */
+export type ScimMultiValued = {
+    value?: unknown;
+    display?: string;
+    type?: string;
+    primary?: ScimBoolean;
+};
+
+/**
+ * A directory user (RFC 7643 §4.1): the attributes the service keeps. `attributes` /
+ * `excludedAttributes` may leave any but `schemas`, `id` and `meta` out.
+ *
+ */
 export type ScimUser = {
-    schemas: Array<string>;
+    schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:User'>;
     id: string;
     externalId?: string;
-    userName: string;
+    userName?: string;
     name?: ScimName;
     displayName?: string;
     emails?: Array<ScimEmail>;
-    active: boolean;
+    active?: boolean;
     groups?: Array<ScimMemberRef>;
     meta: ScimMeta;
 };
@@ -98,36 +210,142 @@ export type ScimUser = {
 /**
  * A SCIM User (RFC 7643 §4.1). Kept: `userName` (required, 1–300 characters), `externalId`,
  * `name`, `displayName`, `emails` (at most 20), `active` (a boolean, or Entra ID's "True" /
- * "False"). Other attributes (the enterprise extension, phone numbers…) are accepted and not kept.
+ * "False"). The other core attributes and the enterprise extension are accepted, typed, and
+ * not kept; read-only ones (`id`, `groups`, `meta`) are ignored. Attribute names are read in
+ * any case, and other schemas' attributes are accepted and not kept.
  *
  */
 export type ScimUserInput = {
-    [key: string]: unknown;
+    schemas?: Array<string>;
+    id?: string;
+    externalId?: string;
+    userName?: string;
+    name?: ScimName;
+    displayName?: string;
+    nickName?: string;
+    profileUrl?: string;
+    title?: string;
+    userType?: string;
+    preferredLanguage?: string;
+    locale?: string;
+    timezone?: string;
+    active?: ScimBoolean;
+    password?: string;
+    emails?: Array<ScimEmailInput>;
+    phoneNumbers?: Array<ScimMultiValued>;
+    ims?: Array<ScimMultiValued>;
+    photos?: Array<ScimMultiValued>;
+    addresses?: Array<ScimAddress>;
+    groups?: Array<ScimMultiValued>;
+    entitlements?: Array<ScimMultiValued>;
+    roles?: Array<ScimMultiValued>;
+    x509Certificates?: Array<ScimMultiValued>;
+    meta?: {
+        [key: string]: unknown;
+    };
+    'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User'?: ScimEnterpriseUser;
 };
 
+/**
+ * An address (RFC 7643 §4.1.2), accepted and not kept.
+ */
+export type ScimAddress = {
+    formatted?: string;
+    streetAddress?: string;
+    locality?: string;
+    region?: string;
+    postalCode?: string;
+    country?: string;
+    type?: string;
+    primary?: ScimBoolean;
+};
+
+/**
+ * The enterprise extension (RFC 7643 §4.3), accepted and not kept.
+ */
+export type ScimEnterpriseUser = {
+    employeeNumber?: string;
+    costCenter?: string;
+    organization?: string;
+    division?: string;
+    department?: string;
+    /**
+     * The manager, as `{value}` or (as Entra ID sends it in a PATCH) their id.
+     */
+    manager?: string | {
+        value?: string;
+        $ref?: string;
+        displayName?: string;
+    };
+};
+
+/**
+ * A directory group (RFC 7643 §4.2). `attributes` / `excludedAttributes` may leave any but
+ * `schemas`, `id` and `meta` out.
+ *
+ */
 export type ScimGroup = {
-    schemas: Array<string>;
+    schemas: Array<'urn:ietf:params:scim:schemas:core:2.0:Group'>;
     id: string;
     externalId?: string;
-    displayName: string;
+    displayName?: string;
     members?: Array<ScimMemberRef>;
     meta: ScimMeta;
 };
 
 /**
- * A SCIM Group (RFC 7643 §4.2): `{displayName, externalId?, members?: [{value}]}`.
+ * A SCIM Group (RFC 7643 §4.2): `displayName` (required, 1–300 characters), `externalId`,
+ * `members` (`[{value}]`, at most 1 000). Read-only `id` and `meta` are ignored; attribute
+ * names are read in any case.
+ *
  */
 export type ScimGroupInput = {
-    [key: string]: unknown;
+    schemas?: Array<string>;
+    id?: string;
+    externalId?: string;
+    displayName?: string;
+    members?: Array<ScimMemberInput>;
+    meta?: {
+        [key: string]: unknown;
+    };
 };
 
 /**
- * `{schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], Operations: [{op, path?, value?}]}`
- * (RFC 7644 §3.5.2); `op` in any case.
+ * A SCIM PatchOp (RFC 7644 §3.5.2); `op` in any case. A path naming no attribute of the
+ * resource is 400 `invalidPath`; one the client may not change (`id`, `groups`, `meta`, and
+ * removing `userName`, `displayName` or `active`) is 400 `mutability`.
  *
  */
 export type ScimPatchRequest = {
-    [key: string]: unknown;
+    schemas?: Array<string>;
+    /**
+     * At least one; an empty list or an `op` other than add, remove, replace is 400 `invalidSyntax`.
+     */
+    Operations?: Array<ScimPatchOperation>;
+};
+
+export type ScimPatchOperation = {
+    /**
+     * add, remove or replace, in any case.
+     */
+    op: string;
+    path?: string;
+    /**
+     * The value to add or replace with (any JSON value).
+     */
+    value?: unknown;
+};
+
+/**
+ * A search (RFC 7644 §3.4.3), the same as the list's query parameters in a body.
+ */
+export type ScimSearchRequest = {
+    schemas?: Array<'urn:ietf:params:scim:api:messages:2.0:SearchRequest'>;
+    filter?: string;
+    startIndex?: number;
+    count?: number;
+    attributes?: Array<string>;
+    excludedAttributes?: Array<string>;
 };
 
 export type ScimGroupRole = {
@@ -5304,10 +5522,61 @@ export type ListScimResourceTypesResponses = {
     /**
      * The resource types.
      */
-    200: ScimListResponse;
+    200: ScimResourceTypeList;
 };
 
 export type ListScimResourceTypesResponse = ListScimResourceTypesResponses[keyof ListScimResourceTypesResponses];
+
+export type GetScimResourceTypeData = {
+    body?: never;
+    path: {
+        name: string;
+    };
+    query?: never;
+    url: '/scim/v2/ResourceTypes/{name}';
+};
+
+export type GetScimResourceTypeErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type GetScimResourceTypeError = GetScimResourceTypeErrors[keyof GetScimResourceTypeErrors];
+
+export type GetScimResourceTypeResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimResourceType;
+};
+
+export type GetScimResourceTypeResponse = GetScimResourceTypeResponses[keyof GetScimResourceTypeResponses];
 
 export type ListScimSchemasData = {
     body?: never;
@@ -5349,10 +5618,61 @@ export type ListScimSchemasResponses = {
     /**
      * The schemas.
      */
-    200: ScimListResponse;
+    200: ScimSchemaList;
 };
 
 export type ListScimSchemasResponse = ListScimSchemasResponses[keyof ListScimSchemasResponses];
+
+export type GetScimSchemaData = {
+    body?: never;
+    path: {
+        urn: string;
+    };
+    query?: never;
+    url: '/scim/v2/Schemas/{urn}';
+};
+
+export type GetScimSchemaErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    404: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type GetScimSchemaError = GetScimSchemaErrors[keyof GetScimSchemaErrors];
+
+export type GetScimSchemaResponses = {
+    /**
+     * The resource.
+     */
+    200: ScimSchema;
+};
+
+export type GetScimSchemaResponse = GetScimSchemaResponses[keyof GetScimSchemaResponses];
 
 export type ListScimUsersData = {
     body?: never;
@@ -5400,7 +5720,7 @@ export type ListScimUsersResponses = {
     /**
      * One page of users.
      */
-    200: ScimListResponse;
+    200: ScimUserList;
 };
 
 export type ListScimUsersResponse = ListScimUsersResponses[keyof ListScimUsersResponses];
@@ -5461,6 +5781,59 @@ export type CreateScimUserResponses = {
 };
 
 export type CreateScimUserResponse = CreateScimUserResponses[keyof CreateScimUserResponses];
+
+export type SearchScimUsersData = {
+    body: ScimSearchRequest;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/Users/.search';
+};
+
+export type SearchScimUsersErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type SearchScimUsersError = SearchScimUsersErrors[keyof SearchScimUsersErrors];
+
+export type SearchScimUsersResponses = {
+    /**
+     * One page of the resources found.
+     */
+    200: ScimUserList;
+};
+
+export type SearchScimUsersResponse = SearchScimUsersResponses[keyof SearchScimUsersResponses];
 
 export type DeleteScimUserData = {
     body?: never;
@@ -5739,7 +6112,7 @@ export type ListScimGroupsResponses = {
     /**
      * One page of groups.
      */
-    200: ScimListResponse;
+    200: ScimGroupList;
 };
 
 export type ListScimGroupsResponse = ListScimGroupsResponses[keyof ListScimGroupsResponses];
@@ -5800,6 +6173,59 @@ export type CreateScimGroupResponses = {
 };
 
 export type CreateScimGroupResponse = CreateScimGroupResponses[keyof CreateScimGroupResponses];
+
+export type SearchScimGroupsData = {
+    body: ScimSearchRequest;
+    path?: never;
+    query?: never;
+    url: '/scim/v2/Groups/.search';
+};
+
+export type SearchScimGroupsErrors = {
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    400: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    401: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    403: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    413: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    415: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    429: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    500: ScimErrorBody;
+    /**
+     * A SCIM error (RFC 7644 §3.12); never the service's own error body.
+     */
+    503: ScimErrorBody;
+};
+
+export type SearchScimGroupsError = SearchScimGroupsErrors[keyof SearchScimGroupsErrors];
+
+export type SearchScimGroupsResponses = {
+    /**
+     * One page of the resources found.
+     */
+    200: ScimGroupList;
+};
+
+export type SearchScimGroupsResponse = SearchScimGroupsResponses[keyof SearchScimGroupsResponses];
 
 export type DeleteScimGroupData = {
     body?: never;

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listDirectoryUsers, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, suspendTenant, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listDirectoryUsers, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -1971,6 +1971,27 @@ export const listScimResourceTypesOptions = (options?: Options<ListScimResourceT
     queryKey: listScimResourceTypesQueryKey(options)
 });
 
+export const getScimResourceTypeQueryKey = (options: Options<GetScimResourceTypeData>) => createQueryKey('getScimResourceType', options);
+
+/**
+ * A SCIM resource type
+ *
+ * `User` or `Group` (RFC 7644 §4), as listed by `/ResourceTypes`; any other name is 404.
+ *
+ */
+export const getScimResourceTypeOptions = (options: Options<GetScimResourceTypeData>) => queryOptions<GetScimResourceTypeResponse, GetScimResourceTypeError, GetScimResourceTypeResponse, ReturnType<typeof getScimResourceTypeQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimResourceType({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimResourceTypeQueryKey(options)
+});
+
 export const listScimSchemasQueryKey = (options?: Options<ListScimSchemasData>) => createQueryKey('listScimSchemas', options);
 
 /**
@@ -1992,14 +2013,37 @@ export const listScimSchemasOptions = (options?: Options<ListScimSchemasData>) =
     queryKey: listScimSchemasQueryKey(options)
 });
 
+export const getScimSchemaQueryKey = (options: Options<GetScimSchemaData>) => createQueryKey('getScimSchema', options);
+
+/**
+ * A SCIM schema
+ *
+ * One schema by its URN (RFC 7644 §4), as listed by `/Schemas`; any other URN is 404.
+ *
+ */
+export const getScimSchemaOptions = (options: Options<GetScimSchemaData>) => queryOptions<GetScimSchemaResponse, GetScimSchemaError, GetScimSchemaResponse, ReturnType<typeof getScimSchemaQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getScimSchema({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getScimSchemaQueryKey(options)
+});
+
 export const listScimUsersQueryKey = (options?: Options<ListScimUsersData>) => createQueryKey('listScimUsers', options);
 
 /**
  * List or find directory users
  *
- * Filters: `userName eq`, `externalId eq`, `emails.value eq`, `displayName eq`, `id eq`, joined by
- * `and`/`or` (anything else: 400 `invalidFilter`). `startIndex` (1-based) and `count` (at most 200;
- * more is read as 200) page the result, oldest first.
+ * Filters (RFC 7644 §3.4.2.2): `eq ne co sw ew pr gt ge lt le` on `userName`, `externalId`,
+ * `displayName`, `emails.value` (or `emails[value …]`), `meta.lastModified`, `eq ne pr` on
+ * `active` and `id`, joined by `and`, `or`, `not` and parentheses (anything else: 400
+ * `invalidFilter`). `startIndex` (1-based) and `count` (at most 200; more is read as 200) page
+ * the result, oldest first. `POST /scim/v2/Users/.search` takes the same query as a body.
  *
  */
 export const listScimUsersOptions = (options?: Options<ListScimUsersData>) => queryOptions<ListScimUsersResponse, ListScimUsersError, ListScimUsersResponse, ReturnType<typeof listScimUsersQueryKey>>({
@@ -2027,6 +2071,27 @@ export const createScimUserMutation = (options?: Partial<Options<CreateScimUserD
     const mutationOptions: UseMutationOptions<CreateScimUserResponse, CreateScimUserError, Options<CreateScimUserData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await createScimUser({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Search directory users
+ *
+ * The list of users with its query in the body (RFC 7644 §3.4.3): `filter`, `startIndex`, `count`,
+ * `attributes`, `excludedAttributes`, read as `GET /scim/v2/Users` reads them.
+ *
+ */
+export const searchScimUsersMutation = (options?: Partial<Options<SearchScimUsersData>>): UseMutationOptions<SearchScimUsersResponse, SearchScimUsersError, Options<SearchScimUsersData>> => {
+    const mutationOptions: UseMutationOptions<SearchScimUsersResponse, SearchScimUsersError, Options<SearchScimUsersData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await searchScimUsers({
                 ...options,
                 ...fnOptions,
                 throwOnError: true
@@ -2126,8 +2191,9 @@ export const listScimGroupsQueryKey = (options?: Options<ListScimGroupsData>) =>
 /**
  * List or find directory groups
  *
- * Filters: `displayName eq`, `externalId eq`, `id eq`; `excludedAttributes=members` leaves the
- * members out. Paging as for users.
+ * Filters as for users, on `displayName`, `externalId`, `meta.lastModified` and `id`;
+ * `excludedAttributes=members` leaves the members out. Paging as for users;
+ * `POST /scim/v2/Groups/.search` takes the same query as a body.
  *
  */
 export const listScimGroupsOptions = (options?: Options<ListScimGroupsData>) => queryOptions<ListScimGroupsResponse, ListScimGroupsError, ListScimGroupsResponse, ReturnType<typeof listScimGroupsQueryKey>>({
@@ -2154,6 +2220,27 @@ export const createScimGroupMutation = (options?: Partial<Options<CreateScimGrou
     const mutationOptions: UseMutationOptions<CreateScimGroupResponse, CreateScimGroupError, Options<CreateScimGroupData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await createScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Search directory groups
+ *
+ * The list of groups with its query in the body (RFC 7644 §3.4.3), read as `GET /scim/v2/Groups`
+ * reads its query.
+ *
+ */
+export const searchScimGroupsMutation = (options?: Partial<Options<SearchScimGroupsData>>): UseMutationOptions<SearchScimGroupsResponse, SearchScimGroupsError, Options<SearchScimGroupsData>> => {
+    const mutationOptions: UseMutationOptions<SearchScimGroupsResponse, SearchScimGroupsError, Options<SearchScimGroupsData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await searchScimGroups({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -103,6 +103,12 @@ import type {
   GetScimGroupData,
   GetScimGroupErrors,
   GetScimGroupResponses,
+  GetScimResourceTypeData,
+  GetScimResourceTypeErrors,
+  GetScimResourceTypeResponses,
+  GetScimSchemaData,
+  GetScimSchemaErrors,
+  GetScimSchemaResponses,
   GetScimServiceProviderConfigData,
   GetScimServiceProviderConfigErrors,
   GetScimServiceProviderConfigResponses,
@@ -220,6 +226,12 @@ import type {
   ScheduleTenantDeletionData,
   ScheduleTenantDeletionErrors,
   ScheduleTenantDeletionResponses,
+  SearchScimGroupsData,
+  SearchScimGroupsErrors,
+  SearchScimGroupsResponses,
+  SearchScimUsersData,
+  SearchScimUsersErrors,
+  SearchScimUsersResponses,
   SuspendTenantData,
   SuspendTenantErrors,
   SuspendTenantResponses,
@@ -285,6 +297,8 @@ export interface OperationTypes {
   getReadiness: { data: GetReadinessData; responses: GetReadinessResponses; errors: GetReadinessErrors; access: 'public' };
   getRegistrationStatus: { data: GetRegistrationStatusData; responses: GetRegistrationStatusResponses; errors: GetRegistrationStatusErrors; access: 'caller' };
   getScimGroup: { data: GetScimGroupData; responses: GetScimGroupResponses; errors: GetScimGroupErrors; access: 'scimToken' };
+  getScimResourceType: { data: GetScimResourceTypeData; responses: GetScimResourceTypeResponses; errors: GetScimResourceTypeErrors; access: 'scimToken' };
+  getScimSchema: { data: GetScimSchemaData; responses: GetScimSchemaResponses; errors: GetScimSchemaErrors; access: 'scimToken' };
   getScimServiceProviderConfig: { data: GetScimServiceProviderConfigData; responses: GetScimServiceProviderConfigResponses; errors: GetScimServiceProviderConfigErrors; access: 'scimToken' };
   getScimSettings: { data: GetScimSettingsData; responses: GetScimSettingsResponses; errors: GetScimSettingsErrors; access: 'tenantAdmin' };
   getScimUser: { data: GetScimUserData; responses: GetScimUserResponses; errors: GetScimUserErrors; access: 'scimToken' };
@@ -324,6 +338,8 @@ export interface OperationTypes {
   revokeScimToken: { data: RevokeScimTokenData; responses: RevokeScimTokenResponses; errors: RevokeScimTokenErrors; access: 'tenantAdmin' };
   rotateTenantTokenKeys: { data: RotateTenantTokenKeysData; responses: RotateTenantTokenKeysResponses; errors: RotateTenantTokenKeysErrors; access: 'platformAdmin' };
   scheduleTenantDeletion: { data: ScheduleTenantDeletionData; responses: ScheduleTenantDeletionResponses; errors: ScheduleTenantDeletionErrors; access: 'platformAdmin' };
+  searchScimGroups: { data: SearchScimGroupsData; responses: SearchScimGroupsResponses; errors: SearchScimGroupsErrors; access: 'scimToken' };
+  searchScimUsers: { data: SearchScimUsersData; responses: SearchScimUsersResponses; errors: SearchScimUsersErrors; access: 'scimToken' };
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin' };

@@ -1,6 +1,7 @@
 /**
  * Tag `scim`: SCIM 2.0 for a tenant's directory (docs/directory-sync.md), authenticated by the
- * tenant's SCIM token (x-access scimToken); every reply is `application/scim+json`.
+ * tenant's SCIM token (x-access scimToken); every reply is `application/scim+json`, its body
+ * typed by the generated type of its operation (the domain builds them from those types).
  */
 import type {
   CreateScimGroupData,
@@ -13,6 +14,10 @@ import type {
   DeleteScimUserResponses,
   GetScimGroupData,
   GetScimGroupResponses,
+  GetScimResourceTypeData,
+  GetScimResourceTypeResponses,
+  GetScimSchemaData,
+  GetScimSchemaResponses,
   GetScimServiceProviderConfigResponses,
   GetScimUserData,
   GetScimUserResponses,
@@ -26,6 +31,10 @@ import type {
   ReplaceScimGroupResponses,
   ReplaceScimUserData,
   ReplaceScimUserResponses,
+  SearchScimGroupsData,
+  SearchScimGroupsResponses,
+  SearchScimUsersData,
+  SearchScimUsersResponses,
   UpdateScimGroupData,
   UpdateScimGroupResponses,
   UpdateScimUserData,
@@ -45,46 +54,61 @@ function scope(ctx: ScimContext): users.ScimScope {
   return { trx: ctx.trx, origin: directoryOrigin(ctx.tokenId, ctx.requestId, ctx.ip), tenantId: ctx.tenantId, base: scimBaseUrl(ctx.config) };
 }
 
-/** A SCIM body as the generated type of its operation (the domain builds it to the schema). */
-const as = <T>(body: Record<string, unknown>): T => body as T;
-
 export const getScimServiceProviderConfig = scimOperation(async (ctx): Promise<Reply<GetScimServiceProviderConfigResponses>> => ({
   status: 200,
-  body: as(discovery.serviceProviderConfig(scimBaseUrl(ctx.config))),
+  body: discovery.serviceProviderConfig(scimBaseUrl(ctx.config)),
   headers: SCIM_JSON,
 }));
 
-export const listScimResourceTypes = scimOperation(async (ctx): Promise<Reply<ListScimResourceTypesResponses>> => ({ status: 200, body: as(discovery.resourceTypes(scimBaseUrl(ctx.config))), headers: SCIM_JSON }));
+export const listScimResourceTypes = scimOperation(async (ctx): Promise<Reply<ListScimResourceTypesResponses>> => ({ status: 200, body: discovery.resourceTypes(scimBaseUrl(ctx.config)), headers: SCIM_JSON }));
 
-export const listScimSchemas = scimOperation(async (ctx): Promise<Reply<ListScimSchemasResponses>> => ({ status: 200, body: as(discovery.schemas(scimBaseUrl(ctx.config))), headers: SCIM_JSON }));
+export const getScimResourceType = scimOperation(async (ctx, input: HandlerInput<GetScimResourceTypeData>): Promise<Reply<GetScimResourceTypeResponses>> => ({
+  status: 200,
+  body: discovery.getResourceType(scimBaseUrl(ctx.config), input.path.name),
+  headers: SCIM_JSON,
+}));
+
+export const listScimSchemas = scimOperation(async (ctx): Promise<Reply<ListScimSchemasResponses>> => ({ status: 200, body: discovery.schemas(scimBaseUrl(ctx.config)), headers: SCIM_JSON }));
+
+export const getScimSchema = scimOperation(async (ctx, input: HandlerInput<GetScimSchemaData>): Promise<Reply<GetScimSchemaResponses>> => ({
+  status: 200,
+  body: discovery.getSchema(scimBaseUrl(ctx.config), input.path.urn),
+  headers: SCIM_JSON,
+}));
 
 export const listScimUsers = scimOperation(async (ctx, input: HandlerInput<ListScimUsersData>): Promise<Reply<ListScimUsersResponses>> => ({
   status: 200,
-  body: as(await users.listUsers(scope(ctx), input.query)),
+  body: await users.listUsers(scope(ctx), input.query),
+  headers: SCIM_JSON,
+}));
+
+export const searchScimUsers = scimOperation(async (ctx, input: HandlerInput<SearchScimUsersData>): Promise<Reply<SearchScimUsersResponses>> => ({
+  status: 200,
+  body: await users.listUsers(scope(ctx), input.body),
   headers: SCIM_JSON,
 }));
 
 export const createScimUser = scimOperation(async (ctx, input: HandlerInput<CreateScimUserData>): Promise<Reply<CreateScimUserResponses>> => {
   const user = await users.createUser(scope(ctx), input.body);
   ctx.log.info({ directory_user_id: user.id }, 'Directory user created');
-  return { status: 201, body: as(user), headers: { ...SCIM_JSON, Location: String((user.meta as { location: string }).location) } };
+  return { status: 201, body: user, headers: { ...SCIM_JSON, Location: user.meta.location ?? '' } };
 });
 
 export const getScimUser = scimOperation(async (ctx, input: HandlerInput<GetScimUserData>): Promise<Reply<GetScimUserResponses>> => ({
   status: 200,
-  body: as(await users.getUser(scope(ctx), input.path.id, input.query)),
+  body: await users.getUser(scope(ctx), input.path.id, input.query),
   headers: SCIM_JSON,
 }));
 
 export const replaceScimUser = scimOperation(async (ctx, input: HandlerInput<ReplaceScimUserData>): Promise<Reply<ReplaceScimUserResponses>> => ({
   status: 200,
-  body: as(await users.replaceUser(scope(ctx), input.path.id, input.body)),
+  body: await users.replaceUser(scope(ctx), input.path.id, input.body),
   headers: SCIM_JSON,
 }));
 
 export const updateScimUser = scimOperation(async (ctx, input: HandlerInput<UpdateScimUserData>): Promise<Reply<UpdateScimUserResponses>> => ({
   status: 200,
-  body: as(await users.patchUser(scope(ctx), input.path.id, input.body)),
+  body: await users.patchUser(scope(ctx), input.path.id, input.body),
   headers: SCIM_JSON,
 }));
 
@@ -96,30 +120,36 @@ export const deleteScimUser = scimOperation(async (ctx, input: HandlerInput<Dele
 
 export const listScimGroups = scimOperation(async (ctx, input: HandlerInput<ListScimGroupsData>): Promise<Reply<ListScimGroupsResponses>> => ({
   status: 200,
-  body: as(await groups.listGroups(scope(ctx), input.query)),
+  body: await groups.listGroups(scope(ctx), input.query),
+  headers: SCIM_JSON,
+}));
+
+export const searchScimGroups = scimOperation(async (ctx, input: HandlerInput<SearchScimGroupsData>): Promise<Reply<SearchScimGroupsResponses>> => ({
+  status: 200,
+  body: await groups.listGroups(scope(ctx), input.body),
   headers: SCIM_JSON,
 }));
 
 export const createScimGroup = scimOperation(async (ctx, input: HandlerInput<CreateScimGroupData>): Promise<Reply<CreateScimGroupResponses>> => {
   const group = await groups.createGroup(scope(ctx), input.body);
-  return { status: 201, body: as(group), headers: { ...SCIM_JSON, Location: String((group.meta as { location: string }).location) } };
+  return { status: 201, body: group, headers: { ...SCIM_JSON, Location: group.meta.location ?? '' } };
 });
 
 export const getScimGroup = scimOperation(async (ctx, input: HandlerInput<GetScimGroupData>): Promise<Reply<GetScimGroupResponses>> => ({
   status: 200,
-  body: as(await groups.getGroup(scope(ctx), input.path.id, input.query)),
+  body: await groups.getGroup(scope(ctx), input.path.id, input.query),
   headers: SCIM_JSON,
 }));
 
 export const replaceScimGroup = scimOperation(async (ctx, input: HandlerInput<ReplaceScimGroupData>): Promise<Reply<ReplaceScimGroupResponses>> => ({
   status: 200,
-  body: as(await groups.replaceGroup(scope(ctx), input.path.id, input.body)),
+  body: await groups.replaceGroup(scope(ctx), input.path.id, input.body),
   headers: SCIM_JSON,
 }));
 
 export const updateScimGroup = scimOperation(async (ctx, input: HandlerInput<UpdateScimGroupData>): Promise<Reply<UpdateScimGroupResponses>> => ({
   status: 200,
-  body: as(await groups.patchGroup(scope(ctx), input.path.id, input.body)),
+  body: await groups.patchGroup(scope(ctx), input.path.id, input.body),
   headers: SCIM_JSON,
 }));
 

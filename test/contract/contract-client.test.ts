@@ -243,11 +243,15 @@ describe('the generated client drives every operation', () => {
     await call('getScimServiceProviderConfig', 200, sdk.getScimServiceProviderConfig({ client, headers: scim }));
     await call('listScimResourceTypes', 200, sdk.listScimResourceTypes({ client, headers: scim }));
     await call('listScimSchemas', 200, sdk.listScimSchemas({ client, headers: scim }));
+    await call('getScimResourceType', 200, sdk.getScimResourceType({ client, headers: scim, path: { name: 'User' } }));
+    await call('getScimSchema', 200, sdk.getScimSchema({ client, headers: scim, path: { urn: 'urn:ietf:params:scim:schemas:core:2.0:Group' } }));
     const sdkUserName = `${unique('sdk-scim')}@client.example`;
     const scimUser = await call('createScimUser', 201, sdk.createScimUser({ client, headers: scim, body: { userName: sdkUserName, active: true } }));
     const scimUserId = scimUser.data!.id;
     const foundUsers = await call('listScimUsers', 200, sdk.listScimUsers({ client, headers: scim, query: { filter: `userName eq "${sdkUserName}"`, startIndex: 1, count: 100 } }));
     expect(foundUsers.data!.totalResults).toBe(1);
+    const searchedUsers = await call('searchScimUsers', 200, sdk.searchScimUsers({ client, headers: scim, body: { filter: `userName sw "${sdkUserName.slice(0, 8)}"`, attributes: ['userName'] } }));
+    expect(searchedUsers.data!.Resources.map((u) => u.userName)).toEqual([sdkUserName]);
     await call('getScimUser', 200, sdk.getScimUser({ client, headers: scim, path: { id: scimUserId } }));
     await call('replaceScimUser', 200, sdk.replaceScimUser({ client, headers: scim, path: { id: scimUserId }, body: { userName: sdkUserName, displayName: 'SDK', active: true } }));
     const patchedUser = await call('updateScimUser', 200, sdk.updateScimUser({ client, headers: scim, path: { id: scimUserId }, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] } }));
@@ -255,6 +259,7 @@ describe('the generated client drives every operation', () => {
     const scimGroup = await call('createScimGroup', 201, sdk.createScimGroup({ client, headers: scim, body: { displayName: 'SDK admins', members: [{ value: scimUserId }] } }));
     await call('listScimGroups', 200, sdk.listScimGroups({ client, headers: scim, query: { filter: 'displayName eq "SDK admins"', excludedAttributes: 'members' } }));
     await call('getScimGroup', 200, sdk.getScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id } }));
+    await call('searchScimGroups', 200, sdk.searchScimGroups({ client, headers: scim, body: { filter: 'displayName co "SDK"', excludedAttributes: ['members'] } }));
     await call('replaceScimGroup', 200, sdk.replaceScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { displayName: 'SDK admins', members: [] } }));
     await call('updateScimGroup', 200, sdk.updateScimGroup({ client, headers: scim, path: { id: scimGroup.data!.id }, body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Add', path: 'members', value: [{ value: scimUserId }] }] } }));
     const directoryUsers = await call('listDirectoryUsers', 200, sdk.listDirectoryUsers({ client, headers: member }));

@@ -3,7 +3,10 @@
  * through a path, a dotted key of a path-less value, or a key nested in a value; a refusal is a
  * SCIM 400 and pollutes nothing.
  */
-import { applyPatch, readPatch } from '../../src/domain/scim/patch';
+import { USER_ACCEPTED, USER_ATTRIBUTES } from '../../src/domain/scim/attributes';
+import { applyPatch, readPatch, type PatchSchema } from '../../src/domain/scim/patch';
+
+const USER: PatchSchema = { attributes: USER_ATTRIBUTES, accepted: USER_ACCEPTED, extensions: {} };
 
 const patch = (op: Record<string, unknown>) => ({ schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [op] });
 
@@ -20,7 +23,7 @@ it.each([
 ])('refuses %s with a SCIM 400, and nothing is polluted', (_what, op, scimType) => {
   let err: unknown;
   try {
-    applyPatch({ userName: 'a@example.test', name: { givenName: 'A' } }, readPatch(patch(op)));
+    applyPatch({ userName: 'a@example.test', name: { givenName: 'A' } }, readPatch(patch(op), USER));
   } catch (e) {
     err = e;
   }
@@ -29,6 +32,6 @@ it.each([
 });
 
 it('still applies the dotted keys and paths Entra ID sends', () => {
-  const out = applyPatch({ userName: 'a@example.test', name: { givenName: 'A' } }, readPatch(patch({ op: 'Replace', value: { 'name.familyName': 'B', displayName: 'A B' } })));
+  const out = applyPatch({ userName: 'a@example.test', name: { givenName: 'A' } }, readPatch(patch({ op: 'Replace', value: { 'name.familyName': 'B', displayName: 'A B' } }), USER));
   expect(out).toMatchObject({ name: { familyName: 'B' }, displayName: 'A B' });
 });

@@ -4,7 +4,7 @@
  * the tenant's transaction, under row-level security; member changes are set-based.
  */
 import type { Knex } from 'knex';
-import { groupConditionSql, type DirectoryCondition } from './directory-filter';
+import { groupConditionSql, type DirectoryCondition, type GroupColumn } from './directory-filter';
 
 export interface DirectoryGroupRow {
   tenant_id: string;
@@ -15,12 +15,18 @@ export interface DirectoryGroupRow {
   updated_at: Date;
 }
 
+/** What SCIM writes of a group (its members are written apart, set-based). */
+export interface DirectoryGroupFields {
+  display_name: string;
+  external_id: string | null;
+}
+
 export async function countDirectoryGroups(trx: Knex.Transaction, tenantId: string): Promise<number> {
   const row = (await trx('directory_groups').where({ tenant_id: tenantId }).count<{ n: string }[]>({ n: '*' }))[0];
   return Number(row?.n ?? 0);
 }
 
-export async function insertDirectoryGroup(trx: Knex.Transaction, tenantId: string, g: { display_name: string; external_id: string | null }): Promise<DirectoryGroupRow> {
+export async function insertDirectoryGroup(trx: Knex.Transaction, tenantId: string, g: DirectoryGroupFields): Promise<DirectoryGroupRow> {
   const [row] = (await trx('directory_groups').insert({ tenant_id: tenantId, ...g }).returning('*')) as DirectoryGroupRow[];
   return row!;
 }
@@ -31,7 +37,7 @@ export async function selectDirectoryGroup(trx: Knex.Transaction, tenantId: stri
   return ((await q) as DirectoryGroupRow | undefined) ?? null;
 }
 
-export async function updateDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, g: { display_name: string; external_id: string | null }): Promise<DirectoryGroupRow> {
+export async function updateDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, g: DirectoryGroupFields): Promise<DirectoryGroupRow> {
   const [row] = (await trx('directory_groups').where({ tenant_id: tenantId, id }).update({ ...g, updated_at: trx.fn.now() }).returning('*')) as DirectoryGroupRow[];
   return row!;
 }
@@ -46,7 +52,7 @@ export async function displayNameTaken(trx: Knex.Transaction, tenantId: string, 
   return (await q.first('id')) !== undefined;
 }
 
-export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition, offset: number, limit: number): Promise<{ rows: DirectoryGroupRow[]; total: number }> {
+export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<GroupColumn>, offset: number, limit: number): Promise<{ rows: DirectoryGroupRow[]; total: number }> {
   const where = groupConditionSql(condition);
   const n = await trx.raw<{ rows: Array<{ n: string }> }>(`select count(*) as n from directory_groups dg where dg.tenant_id = ? and (${where.sql})`, [tenantId, ...where.bindings] as Knex.RawBinding[]);
   const { rows } = await trx.raw<{ rows: DirectoryGroupRow[] }>(

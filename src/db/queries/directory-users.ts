@@ -3,7 +3,7 @@
  * (docs/directory-sync.md#directory-users-are-members). Every query runs inside the tenant's
  * transaction, under row-level security.
  */
-import { userConditionSql, type DirectoryCondition } from './directory-filter';
+import { userConditionSql, type DirectoryCondition, type UserColumn } from './directory-filter';
 import type { Knex } from 'knex';
 
 /** Of these members, those bound to a directory user. */
@@ -83,7 +83,7 @@ export async function userNameTaken(trx: Knex.Transaction, tenantId: string, key
 }
 
 /** One page of the tenant's directory users matching `condition`, oldest first, and how many match. */
-export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition, offset: number, limit: number): Promise<{ rows: DirectoryUserRow[]; total: number }> {
+export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<UserColumn>, offset: number, limit: number): Promise<{ rows: DirectoryUserRow[]; total: number }> {
   const where = userConditionSql(condition);
   const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { total: string }> }>(
     `select du.*, count(*) over () as total from directory_users du where du.tenant_id = ? and (${where.sql})

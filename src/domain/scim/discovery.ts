@@ -1,13 +1,16 @@
 /**
- * SCIM discovery (RFC 7644): what this service provider supports, its resource types and
- * the schemas of the attributes it keeps (docs/directory-sync.md#the-scim-api).
+ * SCIM discovery (RFC 7644 section 4): what this service provider supports, its resource types and the
+ * schemas of its attributes, each also as a single resource at the `meta.location` it names
+ * (docs/directory-sync.md#the-scim-api). The schemas are derived from the attribute tables of
+ * ./attributes.ts, the same ones reading, writing, PATCH and filters use.
  */
-import { GROUP_SCHEMA, listResponse, USER_SCHEMA } from './resources';
+import type { ScimResourceType, ScimResourceTypeList, ScimSchema, ScimSchemaAttribute, ScimSchemaList, ScimServiceProviderConfig } from '../../../generated/types.gen';
+import { ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, GROUP_ATTRIBUTES, GROUP_SCHEMA, USER_ACCEPTED, USER_ATTRIBUTES, USER_SCHEMA, type SchemaText } from './attributes';
+import { ScimError } from './errors';
+import { listResponse } from './resources';
 import { MAX_PAGE } from './users';
 
-type Json = Record<string, unknown>;
-
-export function serviceProviderConfig(base: string): Json {
+export function serviceProviderConfig(base: string): ScimServiceProviderConfig {
   return {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
     documentationUri: 'https://github.com/tenant-service/tenant-service/blob/main/docs/directory-sync.md',
@@ -22,54 +25,73 @@ export function serviceProviderConfig(base: string): Json {
   };
 }
 
-export function resourceTypes(base: string): Json {
-  const types = [
-    { schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'], id: 'User', name: 'User', endpoint: '/Users', schema: USER_SCHEMA, meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/User` } },
-    { schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'], id: 'Group', name: 'Group', endpoint: '/Groups', schema: GROUP_SCHEMA, meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/Group` } },
-  ];
-  return listResponse(types, types.length, 1);
+const RESOURCE_TYPES = [
+  { id: 'User', endpoint: '/Users', description: 'A directory user: a member of the tenant.', schema: USER_SCHEMA, schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }] },
+  { id: 'Group', endpoint: '/Groups', description: 'A directory group: its members get the role group_roles maps it to.', schema: GROUP_SCHEMA, schemaExtensions: [] },
+] as const;
+
+function resourceType(base: string, t: (typeof RESOURCE_TYPES)[number]): ScimResourceType {
+  return {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
+    id: t.id,
+    name: t.id,
+    endpoint: t.endpoint,
+    description: t.description,
+    schema: t.schema,
+    schemaExtensions: t.schemaExtensions.map((e) => ({ ...e })),
+    meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/${t.id}` },
+  };
 }
 
-const attr = (name: string, type: string, extra: Json = {}): Json => ({
-  name,
-  type,
-  multiValued: false,
-  required: false,
-  caseExact: false,
-  mutability: 'readWrite',
-  returned: 'default',
-  uniqueness: 'none',
-  ...extra,
-});
+export function resourceTypes(base: string): ScimResourceTypeList {
+  return listResponse(
+    RESOURCE_TYPES.map((t) => resourceType(base, t)),
+    RESOURCE_TYPES.length,
+    1,
+  );
+}
 
-export function schemas(base: string): Json {
-  const user = {
+/** One resource type by name (case-insensitive, as SCIM names are); else 404. */
+export function getResourceType(base: string, name: string): ScimResourceType {
+  const t = RESOURCE_TYPES.find((x) => x.id.toLowerCase() === name.toLowerCase());
+  if (!t) throw new ScimError('notFound', `No resource type '${name.slice(0, 100)}'; there are User and Group.`);
+  return resourceType(base, t);
+}
+
+/** An attribute's schema text as RFC 7643 section 7 shows it, sub-attributes as a list. */
+function attribute(name: string, s: SchemaText): ScimSchemaAttribute {
+  const { subAttributes, ...rest } = s;
+  return { name, ...rest, ...(subAttributes ? { subAttributes: Object.entries(subAttributes).map(([n, sub]) => attribute(n, sub)) } : {}) };
+}
+
+const SCHEMAS = [
+  { id: USER_SCHEMA, name: 'User', description: 'A directory user: a member of the tenant.', attributes: { ...USER_ATTRIBUTES, ...Object.fromEntries(Object.entries(USER_ACCEPTED).map(([n, schema]) => [n, { schema }])) } },
+  { id: GROUP_SCHEMA, name: 'Group', description: 'A directory group: its members get the role group_roles maps it to.', attributes: GROUP_ATTRIBUTES },
+  { id: ENTERPRISE_SCHEMA, name: 'EnterpriseUser', description: 'The enterprise extension of a user: accepted and not kept.', attributes: Object.fromEntries(Object.entries(ENTERPRISE_ATTRIBUTES).map(([n, schema]) => [n, { schema }])) },
+] as const;
+
+function schema(base: string, s: (typeof SCHEMAS)[number]): ScimSchema {
+  return {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
-    id: USER_SCHEMA,
-    name: 'User',
-    description: 'A directory user: a member of the tenant.',
-    attributes: [
-      attr('userName', 'string', { required: true, uniqueness: 'server' }),
-      attr('externalId', 'string', { caseExact: true }),
-      attr('name', 'complex', { subAttributes: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'].map((n) => attr(n, 'string')) }),
-      attr('displayName', 'string'),
-      attr('emails', 'complex', { multiValued: true, subAttributes: [attr('value', 'string'), attr('type', 'string'), attr('primary', 'boolean')] }),
-      attr('active', 'boolean'),
-      attr('groups', 'complex', { multiValued: true, mutability: 'readOnly', subAttributes: [attr('value', 'string'), attr('display', 'string')] }),
-    ],
-    meta: { resourceType: 'Schema', location: `${base}/Schemas/${USER_SCHEMA}` },
+    id: s.id,
+    name: s.name,
+    description: s.description,
+    attributes: Object.entries(s.attributes as Readonly<Record<string, { schema: SchemaText }>>).map(([n, e]) => attribute(n, e.schema)),
+    meta: { resourceType: 'Schema', location: `${base}/Schemas/${s.id}` },
   };
-  const group = {
-    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
-    id: GROUP_SCHEMA,
-    name: 'Group',
-    description: 'A directory group: its members get the role group_roles maps it to.',
-    attributes: [
-      attr('displayName', 'string', { required: true, uniqueness: 'server' }),
-      attr('externalId', 'string', { caseExact: true }),
-      attr('members', 'complex', { multiValued: true, subAttributes: [attr('value', 'string', { mutability: 'immutable' }), attr('display', 'string', { mutability: 'readOnly' })] }),
-    ],
-    meta: { resourceType: 'Schema', location: `${base}/Schemas/${GROUP_SCHEMA}` },
-  };
-  return listResponse([user, group], 2, 1);
+}
+
+export function schemas(base: string): ScimSchemaList {
+  return listResponse(
+    SCHEMAS.map((s) => schema(base, s)),
+    SCHEMAS.length,
+    1,
+  );
+}
+
+/** One schema by its URN (case-insensitive); else 404. */
+export function getSchema(base: string, urn: string): ScimSchema {
+  const s = SCHEMAS.find((x) => x.id.toLowerCase() === urn.toLowerCase());
+  if (!s) throw new ScimError('notFound', `No schema '${urn.slice(0, 200)}'.`);
+  return schema(base, s);
 }

@@ -22,16 +22,21 @@ import {
 import { lockDirectory } from '../../db/queries/directory-users';
 import { applyGroupRoles } from '../directory-roles';
 import { recordEvent } from '../events';
+import type { ScimGroup, ScimGroupList } from '../../../generated/types.gen';
+import { GROUP_ATTRIBUTES } from './attributes';
 import { invalid, ScimError } from './errors';
 import { groupFilter } from './filter';
-import { applyPatch, readPatch, type PatchOp } from './patch';
+import { applyPatch, checkUnchangedId, readPatch, type PatchOp, type PatchSchema } from './patch';
 import { attributeList, listResponse, paging, project, readGroup, readMemberValues, toScimGroup } from './resources';
-import { MAX_PAGE, type ScimScope } from './users';
+import { MAX_PAGE, type ListQuery, type ScimScope } from './users';
 
 /** Directory groups per tenant, at most. */
 export const MAX_DIRECTORY_GROUPS = 1_000;
 /** Member values one PATCH may name, at most. */
 export const MAX_MEMBER_OPERATIONS = 1_000;
+
+/** What a group's PATCH may name (./patch.ts): its attributes; no extension. */
+const GROUP_PATCH: PatchSchema = { attributes: GROUP_ATTRIBUTES, accepted: {}, extensions: {} };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MEMBER_FILTER = /^members\[\s*value\s+eq\s+"([^"]{1,100})"\s*\]$/i;
@@ -42,7 +47,7 @@ async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<Dire
   return row;
 }
 
-async function withMembers(s: ScimScope, g: DirectoryGroupRow): Promise<Record<string, unknown>> {
+async function withMembers(s: ScimScope, g: DirectoryGroupRow): Promise<ScimGroup> {
   return toScimGroup(g, s.base, (await membersOfGroups(s.trx, s.tenantId, [g.id])).get(g.id) ?? []);
 }
 
@@ -57,7 +62,7 @@ async function assertKnown(s: ScimScope, ids: readonly string[]): Promise<void> 
 
 const groupData = (g: DirectoryGroupRow) => ({ group: { id: g.id, display_name: g.display_name, external_id: g.external_id } });
 
-export async function listGroups(s: ScimScope, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+export async function listGroups(s: ScimScope, q: ListQuery): Promise<ScimGroupList> {
   const where = groupFilter(q.filter);
   const page = paging(q.startIndex, q.count, MAX_PAGE);
   const { rows, total } = await pageDirectoryGroups(s.trx, s.tenantId, where, page.offset, page.limit);
@@ -72,7 +77,7 @@ export async function listGroups(s: ScimScope, q: { filter?: string; startIndex?
   );
 }
 
-export async function getGroup(s: ScimScope, id: string, q: { attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+export async function getGroup(s: ScimScope, id: string, q: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Promise<ScimGroup> {
   const attributes = attributeList(q.attributes);
   const excluded = attributeList(q.excludedAttributes);
   const g = await found(s, id, false);
@@ -81,7 +86,7 @@ export async function getGroup(s: ScimScope, id: string, q: { attributes?: strin
 }
 
 /** Creates a group with its members. Event `group.created`. */
-export async function createGroup(s: ScimScope, body: unknown): Promise<Record<string, unknown>> {
+export async function createGroup(s: ScimScope, body: unknown): Promise<ScimGroup> {
   const g = readGroup(body);
   const members = g.members ?? [];
   if (members.length > MAX_MEMBER_OPERATIONS) throw invalid('invalidValue', `At most ${MAX_MEMBER_OPERATIONS} members in one request; add the rest with PATCH.`);
@@ -191,7 +196,7 @@ async function write(s: ScimScope, before: DirectoryGroupRow, fields: { display_
 }
 
 /** PUT: the whole group, members included (absent members: none). */
-export async function replaceGroup(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
+export async function replaceGroup(s: ScimScope, id: string, body: unknown): Promise<ScimGroup> {
   const g = readGroup(body);
   if ((g.members?.length ?? 0) > MAX_MEMBER_OPERATIONS) throw invalid('invalidValue', `At most ${MAX_MEMBER_OPERATIONS} members in one request; add the rest with PATCH.`);
   const before = await found(s, id, true);
@@ -199,11 +204,11 @@ export async function replaceGroup(s: ScimScope, id: string, body: unknown): Pro
   return withMembers(s, after);
 }
 
-export async function patchGroup(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
-  const ops = readPatch(body);
-  const { members, other, count } = splitMemberOps(ops);
-  if (count > MAX_MEMBER_OPERATIONS) throw invalid('invalidValue', `At most ${MAX_MEMBER_OPERATIONS} member operations per PATCH.`);
+export async function patchGroup(s: ScimScope, id: string, body: unknown): Promise<ScimGroup> {
+  const ops = readPatch(body, GROUP_PATCH);
   const before = await found(s, id, true);
+  const { members, other, count } = splitMemberOps(checkUnchangedId(ops, before.id));
+  if (count > MAX_MEMBER_OPERATIONS) throw invalid('invalidValue', `At most ${MAX_MEMBER_OPERATIONS} member operations per PATCH.`);
   const patched = readGroup(applyPatch(toScimGroup(before, s.base), other));
   const after = await write(s, before, { display_name: patched.display_name, external_id: patched.external_id }, members);
   return withMembers(s, after);

@@ -1,13 +1,86 @@
 /**
  * SCIM PATCH (RFC 7644) as directories send it, normalized before scim-patch applies it
  * (docs/directory-sync.md#microsoft-entra-id): Entra ID's capitalized ops, an op without
- * `path` whose value has dotted keys (`name.givenName`), paths with the core schema URN; the
- * enterprise extension and other attributes the service does not keep are dropped. `active`
- * "True" / "False" is read when the patched resource is read back (./resources.ts).
+ * `path` whose value has dotted keys (`name.givenName`), paths with the core schema URN. Each
+ * path is checked against the resource's attribute table (./attributes.ts): a path naming no
+ * attribute is 400 `invalidPath`; one the client may not change (read-only, or removing an
+ * attribute that is never unassigned) is 400 `mutability`; the attributes accepted and not kept
+ * (the enterprise extension, phone numbers…) are dropped. `active` "True" / "False" is read when
+ * the patched resource is read back (./resources.ts).
  */
 import { scimPatch, ScimError as LibraryScimError, type ScimPatchOperation, type ScimResource } from 'scim-patch';
-import { invalid, type ScimType } from './errors';
+import { field, type SchemaTable, type SchemaText } from './attributes';
+import { invalid, ScimError, type ScimType } from './errors';
 import { PATCH_SCHEMA } from './resources';
+
+/** What a PATCH may name: the resource's attributes, those accepted and not kept, its extensions. */
+export interface PatchSchema {
+  readonly attributes: SchemaTable;
+  readonly accepted: Readonly<Record<string, SchemaText>>;
+  readonly extensions: Readonly<Record<string, Readonly<Record<string, SchemaText>>>>;
+}
+
+const mutability = (detail: string): ScimError => new ScimError('badRequest', detail, 'mutability');
+const unknownPath = (path: string): ScimError => invalid('invalidPath', `'${path.slice(0, 100)}' names no attribute of this resource.`);
+
+/** The entry of `name` in `table`, in any case. */
+function entryOf<T>(table: Readonly<Record<string, T>>, name: string): [string, T] | null {
+  const lower = name.toLowerCase();
+  for (const [k, v] of Object.entries(table)) if (k.toLowerCase() === lower) return [k, v];
+  return null;
+}
+
+/** Checks a sub-attribute against an attribute's schema; returns its schema. */
+function subOf(path: string, schema: SchemaText, sub: string | undefined): SchemaText | null {
+  if (sub === undefined) return null;
+  const found = schema.subAttributes ? entryOf(schema.subAttributes, sub) : null;
+  if (!found) throw unknownPath(path);
+  return found[1];
+}
+
+const COMMON_READ_ONLY = new Set(['id', 'meta', 'schemas']);
+const ATTRIBUTE_PATH = /^([A-Za-z][\w$-]*)(\[[^\]]+\])?(?:\.([A-Za-z][\w$-]*))?$/;
+
+/**
+ * Where a PATCH path (or a path-less value's key) lands: `keep` (an attribute the service keeps),
+ * `drop` (accepted and not kept), or a refusal: unknown → `invalidPath`, not changeable →
+ * `mutability`.
+ */
+export function targetOf(schema: PatchSchema, op: PatchOp['op'], path: string): 'keep' | 'drop' {
+  if (/^urn:/i.test(path)) {
+    for (const [urn, attributes] of Object.entries(schema.extensions)) {
+      if (!path.toLowerCase().startsWith(urn.toLowerCase())) continue;
+      const rest = path.slice(urn.length);
+      if (rest === '') return 'drop';
+      const m = rest.startsWith(':') ? ATTRIBUTE_PATH.exec(rest.slice(1)) : null;
+      const found = m ? entryOf(attributes, m[1]!) : null;
+      if (!found) throw unknownPath(path);
+      subOf(path, found[1], m![3]);
+      return 'drop';
+    }
+    throw invalid('invalidPath', `'${path.slice(0, 100)}' names a schema this resource does not have.`);
+  }
+  const m = ATTRIBUTE_PATH.exec(path);
+  if (!m) throw unknownPath(path);
+  const [, name, filter, sub] = m;
+  // The common attributes (RFC 7643 section 3.1) are the service's: read-only.
+  if (COMMON_READ_ONLY.has(name!.toLowerCase())) throw mutability(`'${name}' is read-only.`);
+  const acceptedOnly = entryOf(schema.accepted, name!);
+  if (acceptedOnly) {
+    subOf(path, acceptedOnly[1], sub);
+    return 'drop';
+  }
+  const found = entryOf(schema.attributes, name!);
+  if (!found) throw unknownPath(path);
+  const [canonical, entry] = found;
+  if (filter && !entry.schema.multiValued) throw invalid('invalidPath', `'${canonical}' is single-valued: it takes no value filter.`);
+  const subSchema = subOf(path, entry.schema, sub);
+  if (entry.schema.mutability === 'readOnly' || subSchema?.mutability === 'readOnly') throw mutability(`'${path.slice(0, 100)}' is read-only.`);
+  if (op === 'remove' && !filter && !sub && (entry.schema.required || entry.removable === false)) {
+    throw mutability(`'${canonical}' cannot be removed${entry.schema.type === 'boolean' ? `; replace it with true or false` : ''}.`);
+  }
+  return 'keep';
+}
 
 export interface PatchOp {
   readonly op: 'add' | 'remove' | 'replace';
@@ -46,12 +119,22 @@ function unsafeKeyIn(v: unknown): string | null {
   return null;
 }
 
-/** Expands `{"name.givenName": "A"}` into `{name: {givenName: "A"}}`; drops extension (`urn:`) keys. */
-function expandDotted(value: Record<string, unknown>): Record<string, unknown> {
+/** Resource keys a path-less value may repeat without changing them (Okta sends the group's `id`). */
+const IDENTITY_KEYS = new Set(['schemas', 'meta', 'id']);
+
+/**
+ * Expands `{"name.givenName": "A"}` into `{name: {givenName: "A"}}`, each key checked like a
+ * path; drops the keys accepted and not kept. `id` stays, for checkUnchangedId.
+ */
+function expandDotted(value: Record<string, unknown>, schema: PatchSchema, op: PatchOp['op']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [rawKey, v] of Object.entries(value)) {
     const key = rawKey.replace(CORE_PREFIX, '');
-    if (key.toLowerCase().startsWith('urn:')) continue;
+    if (IDENTITY_KEYS.has(key.toLowerCase())) {
+      if (key.toLowerCase() === 'id') out.id = v;
+      continue;
+    }
+    if (targetOf(schema, op, key) === 'drop') continue;
     const parts = key.split('.');
     let at = out;
     for (const p of parts.slice(0, -1)) {
@@ -64,7 +147,7 @@ function expandDotted(value: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Reads a PatchOp request body: its operations, normalized. Malformed → 400. */
-export function readPatch(body: unknown): PatchOp[] {
+export function readPatch(body: unknown, schema: PatchSchema): PatchOp[] {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM PatchOp object.');
   const o = body as Record<string, unknown>;
   const schemas = o.schemas;
@@ -83,18 +166,34 @@ export function readPatch(body: unknown): PatchOp[] {
     if (path !== undefined && (!PATH.test(path) || UNSAFE_IN_PATH.test(path))) throw invalid('invalidPath', `Operations[${i}].path '${path.slice(0, 100)}' is not a SCIM attribute path.`);
     const unsafe = unsafeKeyIn(r.value);
     if (unsafe !== null) throw invalid('invalidValue', `Operations[${i}].value has the key '${unsafe.slice(0, 100)}', which is not a SCIM attribute.`);
-    // The enterprise extension and other schemas' attributes are not kept.
-    if (path !== undefined && path.toLowerCase().startsWith('urn:')) return;
     if (path === undefined) {
       if (op === 'remove') throw invalid('noTarget', `Operations[${i}]: remove needs a path.`);
       if (!r.value || typeof r.value !== 'object' || Array.isArray(r.value)) throw invalid('invalidValue', `Operations[${i}]: an op without path needs an object value.`);
-      out.push({ op, value: expandDotted(r.value as Record<string, unknown>) });
+      out.push({ op, value: expandDotted(r.value as Record<string, unknown>, schema, op) });
       return;
     }
+    // The enterprise extension and the other attributes accepted are not kept.
+    if (targetOf(schema, op, path) === 'drop') return;
     if (op !== 'remove' && r.value === undefined) throw invalid('invalidValue', `Operations[${i}]: ${op} needs a value.`);
     out.push({ op, path, ...(r.value !== undefined ? { value: r.value } : {}) });
   });
   return out;
+}
+
+/**
+ * A path-less value may name the resource's own `id` (Okta does); any other id is 400
+ * `mutability`. Returns the ops without it.
+ */
+export function checkUnchangedId(ops: readonly PatchOp[], id: string): PatchOp[] {
+  return ops.map((o) => {
+    if (o.path !== undefined || !o.value || typeof o.value !== 'object') return o;
+    const v = o.value as Record<string, unknown>;
+    const given = field(v, 'id');
+    if (given === undefined) return o;
+    if (given !== id) throw mutability("'id' is read-only.");
+    const { id: _id, ...rest } = v;
+    return { op: o.op, value: rest };
+  });
 }
 
 /** Applies `ops` to a resource with scim-patch; its refusals become SCIM 400s. */

@@ -22,9 +22,11 @@ import { deleteMember, lockMemberForDelete } from '../../db/queries/members';
 import type { Transaction } from '../../db/tenant-scope';
 import { recordEvent, type EventOrigin } from '../events';
 import { revokeInvitationsSentBy } from '../invitations';
+import type { ScimUser, ScimUserList } from '../../../generated/types.gen';
+import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, USER_ACCEPTED, USER_ATTRIBUTES } from './attributes';
 import { ScimError } from './errors';
 import { userFilter } from './filter';
-import { applyPatch, readPatch } from './patch';
+import { applyPatch, checkUnchangedId, readPatch, type PatchSchema } from './patch';
 import { attributeList, listResponse, paging, project, readUser, toScimUser } from './resources';
 
 /** Directory users per tenant, at most. */
@@ -38,6 +40,18 @@ export interface ScimScope {
   readonly tenantId: string;
   /** `<base URL>/scim/v2`, for `meta.location`. */
   readonly base: string;
+}
+
+/** What a user's PATCH may name (./patch.ts). */
+const USER_PATCH: PatchSchema = { attributes: USER_ATTRIBUTES, accepted: USER_ACCEPTED, extensions: { [ENTERPRISE_SCHEMA]: ENTERPRISE_ATTRIBUTES } };
+
+/** A list's query: the GET's parameters, or a `/.search` body (attribute lists as arrays). */
+export interface ListQuery {
+  readonly filter?: string;
+  readonly startIndex?: number;
+  readonly count?: number;
+  readonly attributes?: string | readonly string[];
+  readonly excludedAttributes?: string | readonly string[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -56,7 +70,7 @@ function eventData(r: DirectoryUserRow): Record<string, unknown> {
   return { member: { directory_user_id: r.id, user_id: r.user_id, user_name: r.user_name, external_id: r.external_id, display_name: r.display_name, active: r.active } };
 }
 
-async function withGroups(s: ScimScope, r: DirectoryUserRow): Promise<Record<string, unknown>> {
+async function withGroups(s: ScimScope, r: DirectoryUserRow): Promise<ScimUser> {
   return toScimUser(r, s.base, (await groupsOfUsers(s.trx, s.tenantId, [r.id])).get(r.id) ?? []);
 }
 
@@ -64,7 +78,7 @@ async function assertUserNameFree(s: ScimScope, f: DirectoryUserFields, exceptId
   if (await userNameTaken(s.trx, s.tenantId, f.user_name_key, exceptId)) throw new ScimError('conflict', `userName '${f.user_name.slice(0, 100)}' is taken in this directory.`, 'uniqueness');
 }
 
-export async function listUsers(s: ScimScope, q: { filter?: string; startIndex?: number; count?: number; attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+export async function listUsers(s: ScimScope, q: ListQuery): Promise<ScimUserList> {
   const where = userFilter(q.filter);
   const page = paging(q.startIndex, q.count, MAX_PAGE);
   const { rows, total } = page.limit === 0 ? { rows: [], total: (await pageDirectoryUsers(s.trx, s.tenantId, where, 0, 1)).total } : await pageDirectoryUsers(s.trx, s.tenantId, where, page.offset, page.limit);
@@ -79,12 +93,12 @@ export async function listUsers(s: ScimScope, q: { filter?: string; startIndex?:
   );
 }
 
-export async function getUser(s: ScimScope, id: string, q: { attributes?: string; excludedAttributes?: string }): Promise<Record<string, unknown>> {
+export async function getUser(s: ScimScope, id: string, q: Pick<ListQuery, 'attributes' | 'excludedAttributes'>): Promise<ScimUser> {
   return project(await withGroups(s, await found(s, id, false)), attributeList(q.attributes), attributeList(q.excludedAttributes));
 }
 
 /** Creates a directory user: 409 `uniqueness` for a taken userName. Event `member.provisioned`. */
-export async function createUser(s: ScimScope, body: unknown): Promise<Record<string, unknown>> {
+export async function createUser(s: ScimScope, body: unknown): Promise<ScimUser> {
   const f = readUser(body);
   await lockDirectory(s.trx, s.tenantId);
   if ((await countDirectoryUsers(s.trx, s.tenantId)) >= MAX_DIRECTORY_USERS) throw new ScimError('conflict', `The directory already holds ${MAX_DIRECTORY_USERS} users, the limit.`, null);
@@ -97,10 +111,13 @@ export async function createUser(s: ScimScope, body: unknown): Promise<Record<st
 
 /** Writes the new fields and records what changed: updated, and deactivated or reactivated. */
 async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFields): Promise<DirectoryUserRow> {
+  // A write that changes nothing (a PATCH of attributes accepted and not kept) leaves the row as it is.
+  if (changedColumns(before, f).length === 0) return before;
   if (f.user_name_key !== before.user_name_key) await assertUserNameFree(s, f, before.id);
   const after = await updateDirectoryUser(s.trx, s.tenantId, before.id, f);
   const target = { type: 'directory_user', id: after.id };
-  const changed = ['user_name', 'external_id', 'display_name', 'name', 'emails'].filter((k) => JSON.stringify(before[k as keyof DirectoryUserRow]) !== JSON.stringify(after[k as keyof DirectoryUserRow]));
+  // `active` has events of its own.
+  const changed = changedColumns(before, after, ['active']);
   if (changed.length) await recordEvent(s.trx, s.origin, { action: 'member.updated', tenantId: s.tenantId, target, data: { ...eventData(after), changed } });
   if (before.active !== after.active) {
     await recordEvent(s.trx, s.origin, { action: after.active ? 'member.reactivated' : 'member.deactivated', tenantId: s.tenantId, target, data: eventData(after) });
@@ -109,17 +126,17 @@ async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFie
 }
 
 /** PUT: the whole user (attributes not sent are cleared); `active: false` deactivates. */
-export async function replaceUser(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
+export async function replaceUser(s: ScimScope, id: string, body: unknown): Promise<ScimUser> {
   const f = readUser(body);
   const before = await found(s, id, true);
   return withGroups(s, await write(s, before, f));
 }
 
 /** PATCH, through scim-patch on the user as SCIM shows it, then read back like a PUT. */
-export async function patchUser(s: ScimScope, id: string, body: unknown): Promise<Record<string, unknown>> {
-  const ops = readPatch(body);
+export async function patchUser(s: ScimScope, id: string, body: unknown): Promise<ScimUser> {
+  const ops = readPatch(body, USER_PATCH);
   const before = await found(s, id, true);
-  const patched = applyPatch(toScimUser(before, s.base), ops);
+  const patched = applyPatch(toScimUser(before, s.base), checkUnchangedId(ops, before.id));
   return withGroups(s, await write(s, before, readUser(patched)));
 }
 
