@@ -3,7 +3,7 @@
  * with several accepted issuers (Entra ID's directories each have their own), an admin role
  * asserted by any of them would otherwise rule every tenant. Read by src/config/identity.ts.
  */
-import type { AuthProvider } from './config';
+import type { AuthProvider } from './config/auth-provider';
 
 /**
  * SERVICE_ADMIN_ISSUER: a comma list (or JSON array) of issuers, compared exactly with `iss`;

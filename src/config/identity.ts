@@ -4,9 +4,8 @@
  */
 import { adminIssuersOf, defaultAdminIssuers } from '../admin-issuers';
 import { IDP_PRESETS, isIdpPreset, type IdpPreset } from '../idp-presets';
+import type { AuthProvider } from './auth-provider';
 import { CLAIM_PATH, type EnvReader } from './env-reader';
-
-export type AuthProvider = 'local' | 'jwt' | 'jwks' | 'oidc';
 
 export interface AuthConfig {
   readonly jwtTenantClaim: string | null;

@@ -13,7 +13,7 @@ import { readRateLimitConfig, type RateLimitConfig } from './rate-limits';
 import { readServiceConfig, type ServiceConfig } from './service';
 import { readTenantsConfig, type TenantsConfig } from './tenants';
 
-export type { AuthProvider } from './identity';
+export type { AuthProvider } from './auth-provider';
 export type { LogLevel } from './service';
 export { redactUrl } from './env-reader';
 

@@ -20,7 +20,6 @@ import crypto from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import type { EnteredTenant } from '../context/request';
 import type { RoleKey } from '../context/roles';
 import {
   deleteUnpublishedTenantTokenKeys,
@@ -248,11 +247,24 @@ export function isTenantTokenClaims(claims: Readonly<Record<string, unknown>>, c
 }
 
 /**
+ * What issuing reads of the entered request (an EnteredTenant of src/context/request.ts is one).
+ * Named here rather than imported: the request context holds the app's services, which name this
+ * module's TenantTokenKeys, and the import would close a cycle (docs/architecture.md#import-cycles).
+ */
+interface MemberTokenRequest {
+  readonly caller: TenantTokenSubject['caller'];
+  readonly tenant: TenantTokenSubject['tenant'];
+  readonly membership: TenantTokenSubject['membership'] | null;
+  readonly config: Config;
+  readonly services: { readonly tenantTokenKeys: TenantTokenKeys; readonly metrics?: { readonly tenantTokenIssued?: () => void } };
+}
+
+/**
  * The tenant token of the entered member, as both `POST /api/tenant/token` (issueTenantToken) and
  * the gateway decision's `X-Tenant-Token` hand it out: members only, minted, counted. 403 when
  * the caller is not a member.
  */
-export async function issueMemberToken(ctx: EnteredTenant): Promise<IssuedTenantToken> {
+export async function issueMemberToken(ctx: MemberTokenRequest): Promise<IssuedTenantToken> {
   if (!ctx.membership) {
     throw new ApiError('accessDenied', `Tenant tokens are issued to members only; you are not a member of tenant '${ctx.tenant.slug}'.`);
   }

@@ -19,7 +19,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { ApiError } from '../errors';
 import { loadOpenApiDocument } from '../openapi-document';
 import { requestedTenant, type TenantSource } from '../tenancy/resolve';
-import type { RequestContext } from '../context/request';
+import type { Caller } from '../context/claims';
+import type { Config } from '../config';
 import { DECISION_OUTCOMES, type DecisionOutcome } from './decision';
 import { registerFactsMemoryMetrics } from './facts-memory-metrics';
 import type { FactsMemoryObserver } from '../tenancy/facts-memory';
@@ -209,13 +210,24 @@ export function resolutionOutcome(err: unknown): string {
 }
 
 /**
+ * What counting a resolution reads of the request (a RequestContext of src/context/request.ts is
+ * one). Named here rather than imported: the request context holds the app's services, which name
+ * this module's Metrics, and the import would close a cycle (docs/architecture.md#import-cycles).
+ */
+interface ResolutionRequest {
+  readonly caller: Caller | null;
+  readonly config: Config;
+  readonly services: { readonly metrics?: Partial<Pick<Metrics, 'tenantResolution'>> };
+}
+
+/**
  * Counts one tenant resolution of a tenant-scoped request. `run` enters the tenant and calls
  * `entered(source)` once it has (before the handler runs), so a handler's own error is not
  * counted as a failed resolution. A failure before that is counted with the error's kind and the
  * source the request asked through (the same pure resolution enterTenant uses).
  */
 export async function observeTenantResolution<T>(
-  ctx: RequestContext,
+  ctx: ResolutionRequest,
   header: string | null,
   run: (entered: (source: TenantSource) => void) => Promise<T>,
 ): Promise<T> {

@@ -11,7 +11,13 @@ import type { ContractOperation } from './contract';
 import type { ApiError } from '../errors';
 import { decisionOutcome, isGatewayDecision } from './decision';
 import type { AppServices } from '../context/app-services';
-import type { ValidatedInput } from './validate';
+
+/** The validated, coerced parts of a request (what a handler's input is built from; written by the validate stage, ./validate.ts). */
+export interface ValidatedInput {
+  readonly path: Record<string, unknown>;
+  readonly query: Record<string, unknown>;
+  readonly body: unknown;
+}
 
 export class RequestState {
   /** Verified caller; null until the token stage verified one (or on unauthenticated paths). */

@@ -8,13 +8,6 @@ import { ApiError } from '../errors';
 import type { CompiledValidator, RequestParameters } from './openapi';
 import { stateOf } from './request-state';
 
-/** The validated, coerced parts of a request (what a handler's input is built from). */
-export interface ValidatedInput {
-  readonly path: Record<string, unknown>;
-  readonly query: Record<string, unknown>;
-  readonly body: unknown;
-}
-
 export function validateStage(validatorsFor: (operationId: string) => CompiledValidator[]): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
