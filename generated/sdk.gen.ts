@@ -183,7 +183,10 @@ export const listTenants = <ThrowOnError extends boolean = false>(options?: Opti
  * deprecated (it spends this operation's small quota): use `GET
  * /api/setup/tenant/{tenant_id}/deletion-preview`. The rows are
  * deleted in short batches per table, then the tenant row, so a large tenant neither times
- * out the request nor blocks other tenants. Limited to 5 requests per hour per caller.
+ * out the request nor blocks other tenants. The first committed step closes the tenant: an
+ * active or pending tenant becomes `suspended` (every request to it refused) before any
+ * row goes, and removal marks and directory state are deleted last. Limited to 5 requests
+ * per hour per caller.
  *
  */
 export const deleteTenant = <ThrowOnError extends boolean = false>(options: Options<DeleteTenantData, ThrowOnError>) => (options.client ?? client).delete<DeleteTenantResponses, DeleteTenantErrors, ThrowOnError>({

@@ -356,7 +356,10 @@ export const listTenantsInfiniteOptions = (options?: Options<ListTenantsData>) =
  * deprecated (it spends this operation's small quota): use `GET
  * /api/setup/tenant/{tenant_id}/deletion-preview`. The rows are
  * deleted in short batches per table, then the tenant row, so a large tenant neither times
- * out the request nor blocks other tenants. Limited to 5 requests per hour per caller.
+ * out the request nor blocks other tenants. The first committed step closes the tenant: an
+ * active or pending tenant becomes `suspended` (every request to it refused) before any
+ * row goes, and removal marks and directory state are deleted last. Limited to 5 requests
+ * per hour per caller.
  *
  */
 export const deleteTenantMutation = (options?: Partial<Options<DeleteTenantData>>): UseMutationOptions<DeleteTenantResponse2, DeleteTenantError, Options<DeleteTenantData>> => {
