@@ -680,6 +680,12 @@ export const getCurrentTenant = <ThrowOnError extends boolean = false>(options?:
  * to the product. `?permission=invoices:write` (repeatable) admits only members whose role
  * holds every permission named (docs/roles.md).
  *
+ * The decision takes only `permission` and `role` from the gateway. Any other query
+ * parameter before `path`, or either in another spelling (`permissions`, `Permission`,
+ * `permission[]`), is **400** `Bad request` naming it (the one refusal not answered 403: a
+ * typo in a gateway's configuration fails closed, never checks less). Everything from
+ * `path=` on is the product request Envoy appends, and is ignored.
+ *
  * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
  * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is
  * never read (the connection is closed after the answer instead).
@@ -694,7 +700,6 @@ export const getCurrentTenant = <ThrowOnError extends boolean = false>(options?:
  *
  */
 export const decideTenantAccess = <ThrowOnError extends boolean = false>(options?: Options<DecideTenantAccessData, ThrowOnError>) => (options?.client ?? client).get<DecideTenantAccessResponses, DecideTenantAccessErrors, ThrowOnError>({
-    querySerializer: { parameters: { forwarded: { object: { style: 'form' } } } },
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenant/decision',
     ...options
