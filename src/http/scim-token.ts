@@ -13,7 +13,8 @@
  *
  * An unknown token costs no more than an unknown JWT (docs/directory-sync.md#connecting-a-directory):
  * each client address may have UNKNOWN_LOOKUPS lookups of tokens not remembered per minute,
- * counted before the lookup (a lookup that finds its token gives its count back). Past that, a
+ * counted before the lookup (a lookup that finds its token gives its count back; requests with
+ * the same token at once share one lookup). Past that, a
  * token not remembered is refused without a database transaction until the minute is over; a
  * remembered token is still served.
  */
@@ -70,6 +71,7 @@ class LookupBudget {
 export function scimTokenStage(db: Database): RequestHandler {
   const known = new Map<string, { tenantId: string; tokenId: string }>();
   const budget = new LookupBudget();
+  const inflight = new Map<string, Promise<{ tenantId: string; tokenId: string } | null>>();
   /** The token's tenant; null when unknown; 'unchecked' when the address's budget is spent. */
   const lookup = async (token: string, address: string) => {
     const hash = scimTokenHash(token);
@@ -79,14 +81,24 @@ export function scimTokenStage(db: Database): RequestHandler {
       known.set(hash, held);
       return held;
     }
+    // Requests with the same token at once (a directory's burst) share one lookup and one count.
+    const pending = inflight.get(hash);
+    if (pending) return pending;
     if (!budget.take(address)) return 'unchecked' as const;
-    const found = await findScimToken(db, token);
-    if (found) {
-      budget.giveBack(address);
-      known.set(hash, found);
-      if (known.size > REMEMBERED_TOKENS) known.delete(known.keys().next().value!);
+    const looked = findScimToken(db, token).then((found) => {
+      if (found) {
+        budget.giveBack(address);
+        known.set(hash, found);
+        if (known.size > REMEMBERED_TOKENS) known.delete(known.keys().next().value!);
+      }
+      return found;
+    });
+    inflight.set(hash, looked);
+    try {
+      return await looked;
+    } finally {
+      inflight.delete(hash);
     }
-    return found;
   };
   return async (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);

@@ -54,3 +54,9 @@ it('refuses made-up tokens from an address without a database lookup once it has
   await users(madeUp(), '198.51.100.9').expect(401);
   expect(lookups - other).toBe(1);
 });
+
+it("serves a directory's burst with a token not remembered yet: requests at once share one lookup", async () => {
+  const valid = await directory();
+  const burst = await Promise.all(Array.from({ length: 40 }, () => users(valid, '192.0.2.44')));
+  expect(burst.map((r) => r.status)).toEqual(Array.from({ length: 40 }, () => 200));
+});
