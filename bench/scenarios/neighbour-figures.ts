@@ -35,7 +35,7 @@ interface MethodFigure {
   method: string;
   alone: { p50_ms: number; p99_ms: number; samples: number; non_2xx: number };
   during: { p50_ms: number; p99_ms: number; samples: number; non_2xx: number };
-  p99_ratio: number;
+  p99_ratio: number | null;
   met: boolean;
 }
 
@@ -61,6 +61,8 @@ async function closedLoop(url: string, headers: Record<string, string>) {
 const probeFigure = (p: ProbeResult) => ({ p50_ms: p.p50_ms, p99_ms: p.p99_ms, samples: p.samples, non_2xx: p.non_2xx });
 
 function figure(method: string, alone: MethodFigure['alone'], during: MethodFigure['during']): MethodFigure {
+  // No sample in a window (an overloaded machine): no ratio, and not met.
+  if (alone.samples === 0 || during.samples === 0) return { method, alone, during, p99_ratio: null, met: false };
   const ratio = Math.round((during.p99_ms / Math.max(alone.p99_ms, 0.001)) * 100) / 100;
   return { method, alone, during, p99_ratio: ratio, met: ratio <= 3 && during.non_2xx === 0 };
 }
@@ -81,7 +83,7 @@ async function measure(ctx: BenchContext, name: string, victim: { url: string; h
   await flood.stop();
   const closed = figure(CLOSED_LOOP, aloneClosed, duringClosed);
   const probe = figure('probe: one request at a time every 200 ms, each on a new connection', aloneProbe, duringProbe);
-  for (const f of [closed, probe]) ctx.log(`  ${f.method}: p99 alone ${f.alone.p99_ms} ms, during ${f.during.p99_ms} ms (${f.p99_ratio}x; target <= 3x; ${f.during.samples} samples)`);
+  for (const f of [closed, probe]) ctx.log(`  ${f.method}: p99 alone ${f.alone.p99_ms} ms, during ${f.during.p99_ms} ms (${f.p99_ratio ?? 'no ratio'}x; target <= 3x; ${f.alone.samples} and ${f.during.samples} samples)`);
   ctx.log(`  the attack: ${a!.total} requests (${a!.requests_per_s}/s), 2xx ${a!['2xx']}, 4xx ${a!['4xx']}, 5xx ${a!['5xx']}; by status ${JSON.stringify(a!.statuses)}`);
   return {
     attack: attack.label,
