@@ -61,7 +61,7 @@ function gatewayMistake(detail: string): ApiError {
 }
 
 /**
- * The decision's query parameters, from the request's URL as sent (docs/gateways.md#what-it-asks):
+ * The decision's query parameters, from the request's URL as sent (docs/gateways.md#what-it-reads):
  * `permission` (repeatable) and `role`, spelled exactly so; everything from a `path` parameter on
  * is the product request Envoy appends and is ignored. Any other parameter before it (a typo,
  * another spelling such as `Permission`, `permissions` or `permission[]`) is a 400 naming it, which
