@@ -8,7 +8,9 @@
  * BENCH_ONLY=ratios only the reference ratios; BENCH_ONLY=gateway only the gateway scenario;
  * BENCH_ONLY=console only the console scenario (at 100 000 tenants); BENCH_ONLY=fairness only
  * the flooding neighbour and the body attack; BENCH_ONLY=scim only a directory provisioning one
- * tenant over SCIM while another tenant asks for decisions (bench/scenarios/scim-provisioning.ts).
+ * tenant over SCIM while another tenant asks for decisions (bench/scenarios/scim-provisioning.ts);
+ * BENCH_ONLY=neighbours only the three neighbour figures, each by two methods
+ * (bench/scenarios/neighbour-figures.ts).
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -59,6 +61,7 @@ import { tenantMoveScenario } from './scenarios/tenant-move';
 import { startServerProcess } from './scenarios/server-process';
 import { revocationLagScenario } from './scenarios/revocation-lag';
 import { scimProvisioningScenario } from './scenarios/scim-provisioning';
+import { neighbourFigures } from './scenarios/neighbour-figures';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
@@ -83,6 +86,8 @@ const ONLY_REVOCATION = process.env.BENCH_ONLY === 'revocation';
 const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
 /** BENCH_ONLY=scim: only the SCIM provisioning scenario (bench/scenarios/scim-provisioning.ts). */
 const ONLY_SCIM = process.env.BENCH_ONLY === 'scim';
+/** BENCH_ONLY=neighbours: only the decision flood, SCIM burst and unknown-token flood figures. */
+const ONLY_NEIGHBOURS = process.env.BENCH_ONLY === 'neighbours';
 
 
 interface Latency {
@@ -351,6 +356,12 @@ async function main(): Promise<void> {
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
     }
+    if (ONLY_NEIGHBOURS) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), neighbours: await neighbourFigures(ctx, { admin, neighbour }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
     if (ONLY_SCIM) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), scim_provisioning: await scimProvisioningScenario(ctx, { admin, neighbour }) };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
@@ -372,9 +383,10 @@ async function main(): Promise<void> {
     const gateway = ONLY_RATIOS ? null : await gatewayScenario(ctx);
     const anonymousBodies = ONLY_RATIOS ? null : await bodyAttack(ctx);
     const neighbourFlood = ONLY_RATIOS ? null : await noisyNeighbour(ctx, neighbour);
+    const neighbours = ONLY_RATIOS ? null : await neighbourFigures(ctx, { admin, neighbour });
     const revocationLag = ONLY_RATIOS ? null : await revocationLagScenario(ctx, { owner, keys, admin });
     if (ONLY_PIPELINE) {
-      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies, noisy_neighbour: neighbourFlood, revocation_lag: revocationLag };
+      const results = { measured_at: new Date().toISOString(), machine: machine(), throughput, reference, gateway, anonymous_bodies_17_1: anonymousBodies, noisy_neighbour: neighbourFlood, neighbours, revocation_lag: revocationLag };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;
@@ -436,6 +448,7 @@ async function main(): Promise<void> {
       gateway,
       anonymous_bodies_17_1: anonymousBodies,
       noisy_neighbour: neighbourFlood,
+      neighbours,
       revocation_lag: revocationLag,
       list_tenants_latency: listLatency,
       tenant_search: await tenantSearchScenario({ port: service.port, headers: admin, owner, log }), // docs/security.md#security-and-robustness

@@ -3572,19 +3572,24 @@ export type DecideTenantAccessData = {
          */
         permission?: Array<PermissionKey>;
         /**
-         * Any other query parameter is accepted and ignored: Envoy's `ext_authz` appends the
-         * product request's path and query to its `path_prefix`
-         * (`/api/tenant/decision?path=/graphql?x=1`).
+         * The product request Envoy's `ext_authz` appends to its `path_prefix`
+         * (`/api/tenant/decision?permission=invoices:write&path=/graphql?x=1&y=2`): this
+         * parameter and **everything after it** in the query is ignored, whatever it is.
          *
          */
-        forwarded?: {
-            [key: string]: unknown;
-        };
+        path?: string;
     };
     url: '/api/tenant/decision';
 };
 
 export type DecideTenantAccessErrors = {
+    /**
+     * `Bad request`: a query parameter other than `permission` and `role` before `path`
+     * (or one of them spelled otherwise), named in `detail`: the gateway's configuration
+     * is wrong.
+     *
+     */
+    400: Error;
     /**
      * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
      */

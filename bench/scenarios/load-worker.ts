@@ -17,6 +17,8 @@ export interface LoadRun {
   durationS: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Each request's body: this, with every `{n}` replaced by the request's number on this thread (unique SCIM userNames). */
+  numberedBody?: string;
 }
 
 export interface LoadResult {
@@ -29,12 +31,25 @@ export interface LoadResult {
   requests_per_s: number;
   p50_ms: number;
   p99_ms: number;
+  /** Answers per status code. */
+  statuses?: Record<string, number>;
 }
 
 if (parentPort && workerData && (workerData as { loadWorker?: boolean }).loadWorker) {
   const { runs } = workerData as { runs: LoadRun[] };
+  let n = 0;
   const instances = runs.map((r) =>
-    autocannon({ url: r.url, method: r.method ?? 'GET', connections: r.connections, duration: r.durationS, headers: r.headers ?? {}, body: r.body, timeout: 30 }),
+    autocannon({
+      url: r.url,
+      method: r.method ?? 'GET',
+      connections: r.connections,
+      duration: r.durationS,
+      headers: r.headers ?? {},
+      body: r.body,
+      timeout: 30,
+      // A fresh body per request (autocannon then computes its Content-Length).
+      ...(r.numberedBody === undefined ? {} : { requests: [{ method: r.method ?? 'GET', setupRequest: (req: Record<string, unknown>) => ({ ...req, body: r.numberedBody!.replace(/\{n\}/g, String(++n)) }) }] }),
+    }),
   );
   // Each response's time, in ms with autocannon's sub-millisecond precision (inside a worker
   // thread autocannon returns its latency histogram encoded, for a main thread to aggregate).
@@ -61,6 +76,7 @@ if (parentPort && workerData && (workerData as { loadWorker?: boolean }).loadWor
         requests_per_s: Math.round(times[i]!.length / seconds),
         p50_ms: percentile(times[i]!, 0.5),
         p99_ms: percentile(times[i]!, 0.99),
+        statuses: Object.fromEntries(Object.entries((r as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
       })),
     });
   });

@@ -356,7 +356,10 @@ export const listTenantsInfiniteOptions = (options?: Options<ListTenantsData>) =
  * deprecated (it spends this operation's small quota): use `GET
  * /api/setup/tenant/{tenant_id}/deletion-preview`. The rows are
  * deleted in short batches per table, then the tenant row, so a large tenant neither times
- * out the request nor blocks other tenants. Limited to 5 requests per hour per caller.
+ * out the request nor blocks other tenants. The first committed step closes the tenant: an
+ * active or pending tenant becomes `suspended` (every request to it refused) before any
+ * row goes, and removal marks and directory state are deleted last. Limited to 5 requests
+ * per hour per caller.
  *
  */
 export const deleteTenantMutation = (options?: Partial<Options<DeleteTenantData>>): UseMutationOptions<DeleteTenantResponse2, DeleteTenantError, Options<DeleteTenantData>> => {
@@ -1135,6 +1138,12 @@ export const decideTenantAccessQueryKey = (options?: Options<DecideTenantAccessD
  * `X-User-Subject` and `X-User-Issuer` carry the decision for the gateway to copy onto the request it forwards
  * to the product. `?permission=invoices:write` (repeatable) admits only members whose role
  * holds every permission named (docs/roles.md).
+ *
+ * The decision takes only `permission` and `role` from the gateway. Any other query
+ * parameter before `path`, or either in another spelling (`permissions`, `Permission`,
+ * `permission[]`), is **400** `Bad request` naming it (the one refusal not answered 403: a
+ * typo in a gateway's configuration fails closed, never checks less). Everything from
+ * `path=` on is the product request Envoy appends, and is ignored.
  *
  * Gateways forward the original method, so the same operation also answers HEAD, POST, PUT,
  * PATCH and DELETE on this path (`x-forwarded-methods`), identically. A request body is

@@ -21,6 +21,8 @@ const BEHIND_MS = 500;
 const DEAD_MS = 5_000;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+/** A `sync` unanswered this long answers false (the caller then drops conservatively). */
+const SYNC_MAX_MS = 1_000;
 
 export type ListenerState = 'connecting' | 'listening' | 'behind' | 'down';
 
@@ -33,6 +35,13 @@ export interface FactNotificationSink {
 
 export interface FactListener {
   stop(): Promise<void>;
+  /**
+   * Resolves true once every notification committed before the call has been handed to the
+   * sink (a notification sent after the call was heard back: PostgreSQL delivers in commit
+   * order); false when that cannot be shown (not listening, dropped, or not heard in time).
+   * Callers waiting at once share one round trip; at most one is in flight.
+   */
+  sync(): Promise<boolean>;
   /** The listener connection's backend pid (null when not connected). */
   backendPid(): number | null;
 }
@@ -49,6 +58,21 @@ export function startFactListener(opts: { url: string; logger: Logger; sink: Fac
   let heartbeat = 0;
   let sentAt = new Map<number, number>();
   let state: ListenerState = 'connecting';
+  /** Callers of `sync`: resolved by any heartbeat numbered above `after`. */
+  let waiting: Array<{ after: number; since: number; resolve: (ok: boolean) => void }> = [];
+  /** The heartbeat sent for `sync` and not heard yet (null: none in flight). */
+  let syncBeat: number | null = null;
+
+  const settle = (ok: boolean, heard = Infinity) => {
+    const now = Date.now();
+    const keep: typeof waiting = [];
+    for (const w of waiting) {
+      if (w.after < heard) w.resolve(ok);
+      else if (now - w.since > SYNC_MAX_MS) w.resolve(false);
+      else keep.push(w);
+    }
+    waiting = keep;
+  };
 
   const setState = (s: ListenerState, fresh = false) => {
     if (s === state && !fresh) return;
@@ -61,6 +85,8 @@ export function startFactListener(opts: { url: string; logger: Logger; sink: Fac
     client = null;
     pid = null;
     sentAt = new Map();
+    syncBeat = null;
+    settle(false);
     if (timer) clearInterval(timer);
     timer = null;
     c.removeAllListeners('notification');
@@ -82,10 +108,22 @@ export function startFactListener(opts: { url: string; logger: Logger; sink: Fac
       // Heard: every notification committed before it was sent has been delivered.
       for (const k of [...sentAt.keys()]) if (k <= Number(b)) sentAt.delete(k);
       if (state === 'behind' && client === c) setState('listening');
+      settle(true, Number(b));
+      if (syncBeat !== null && Number(b) >= syncBeat) {
+        syncBeat = null;
+        if (waiting.length > 0 && client === c) send(c, true);
+      }
       return;
     }
     const at = Number(a);
     sink.changed(what!, Number.isFinite(at) ? at * 1000 : null);
+  };
+
+  const send = (c: Client, forSync: boolean) => {
+    const n = ++heartbeat;
+    sentAt.set(n, Date.now());
+    if (forSync) syncBeat = n;
+    c.query('select pg_notify($1, $2)', [DECISION_FACTS_CHANNEL, `heartbeat ${me} ${n}`]).catch((err: Error) => drop(c, err.message));
   };
 
   const beat = (c: Client) => {
@@ -93,9 +131,8 @@ export function startFactListener(opts: { url: string; logger: Logger; sink: Fac
     const oldest = Math.min(...sentAt.values());
     if (now - oldest > DEAD_MS) return drop(c, 'heartbeat unheard');
     if (now - oldest > BEHIND_MS) setState('behind');
-    const n = ++heartbeat;
-    sentAt.set(n, now);
-    c.query('select pg_notify($1, $2)', [DECISION_FACTS_CHANNEL, `heartbeat ${me} ${n}`]).catch((err: Error) => drop(c, err.message));
+    settle(false, -Infinity); // only those waiting past SYNC_MAX_MS
+    send(c, false);
   };
 
   function connect(): void {
@@ -127,6 +164,14 @@ export function startFactListener(opts: { url: string; logger: Logger; sink: Fac
   connect();
   return {
     backendPid: () => pid,
+    sync() {
+      const c = client;
+      if (stopped || !c || state !== 'listening') return Promise.resolve(false);
+      return new Promise<boolean>((resolve) => {
+        waiting.push({ after: heartbeat, since: Date.now(), resolve });
+        if (syncBeat === null) send(c, true);
+      });
+    },
     async stop() {
       stopped = true;
       const c = client;

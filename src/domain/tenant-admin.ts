@@ -22,6 +22,7 @@ export {
   deleteTenant,
   previewTenantDeletion,
   type DeleteOptions,
+  type DeleteStep,
   type TableCounts,
   type TenantDeletion,
 } from './tenant-admin/delete-tenant';

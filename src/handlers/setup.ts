@@ -132,7 +132,9 @@ export const deleteTenant = authenticated(async (ctx, input: HandlerInput<Delete
   const dryRun = input.query.dry_run === true || (input.query.dry_run as unknown) === 'true';
   const id = input.path.tenant_id;
   const started = Date.now();
-  const result = await admin.deleteTenant(ctx.services.db, originOf(ctx), id, { multiTenantMode: ctx.config.multiTenantMode, dryRun });
+  // Once the tenant is closed (the delete's first step), this instance refuses it at once.
+  const afterStep = async (step: admin.DeleteStep) => (step.kind === 'closed' ? ctx.services.decisionMemory?.afterWrite(id) : undefined);
+  const result = await admin.deleteTenant(ctx.services.db, originOf(ctx), id, { multiTenantMode: ctx.config.multiTenantMode, dryRun, afterStep });
   const { tenant } = result;
   if (result.dryRun) {
     const total = Object.values(result.rows).reduce((a, b) => a + b, 0);

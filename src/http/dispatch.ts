@@ -132,11 +132,10 @@ export function dispatchStage(table: Readonly<Record<string, AnyHandler>>, confi
       try {
         reply = await run(handler, op, new HandlerContext(state, config, state.clientIp(req)), input, req, scope);
       } finally {
-        // A write committed here is honoured by this instance's next request at once, not when
-        // its notification comes back (docs/architecture.md "Decisions from memory"); other
-        // tenants' facts stay (a directory provisioning one tenant must not send every other
-        // tenant's decisions to the database).
-        if (op.method !== 'GET' && op.method !== 'HEAD' && handler.kind !== 'tenantRead' && scope.tenantId !== null) state.services.decisionMemory?.facts?.forget(scope.tenantId);
+        // A write committed here is honoured by this instance's next request at once: the answer
+        // waits until its change has been dropped (docs/architecture.md "Decisions from memory").
+        // Only committed changes drop facts, and only their tenants': a refused write drops nothing.
+        if (op.method !== 'GET' && op.method !== 'HEAD' && handler.kind !== 'tenantRead' && scope.tenantId !== null) await state.services.decisionMemory?.afterWrite(scope.tenantId);
       }
       res.status(reply.status as number);
       if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.setHeader(k, v);

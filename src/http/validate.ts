@@ -5,13 +5,20 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ErrorObject } from 'ajv';
 import { ApiError } from '../errors';
+import { DECISION_OPERATION, decisionQuery } from './decision';
 import type { CompiledValidator, RequestParameters } from './openapi';
 import { stateOf } from './request-state';
 
 export function validateStage(validatorsFor: (operationId: string) => CompiledValidator[]): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
-    const query = { ...(req.query as Record<string, unknown>) };
+    let query: Record<string, unknown>;
+    try {
+      // The gateway decision reads its own query: only its parameters before `path=` (./decision.ts).
+      query = state.operation!.operationId === DECISION_OPERATION ? decisionQuery(req.originalUrl) : { ...(req.query as Record<string, unknown>) };
+    } catch (err) {
+      return next(err);
+    }
     for (const name of state.operation!.arrayQueryParams) if (typeof query[name] === 'string') query[name] = [query[name]];
     const parameters: RequestParameters = { path: { ...state.params }, query, header: req.headers };
     if (req.body !== undefined || req.headers['content-type'] === 'application/json') parameters.requestBody = req.body;

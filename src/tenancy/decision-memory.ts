@@ -15,6 +15,16 @@ export interface DecisionMemory {
   readonly facts: FactsMemory<TenantFactsRow> | null;
   /** The listener connection's backend pid, null when not connected or off. */
   backendPid(): number | null;
+  /**
+   * After a request that may have written (`scope`: the tenant its transaction could write, `*`
+   * for a platform operation): returns once this instance has dropped what that request
+   * committed, so its next request reads its own write. It waits for the listener to have
+   * delivered every change committed so far (one round trip shared by the writes waiting), so
+   * only committed changes drop facts, and only the tenants they changed; a refused request, or
+   * one that changed no fact, drops nothing. When that cannot be shown (the listener is not
+   * listening), `scope` is dropped instead.
+   */
+  afterWrite(scope: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -34,7 +44,7 @@ export function startDecisionMemory(config: Config, url: string, logger: Logger,
   const mode = decisionMemoryMode(config);
   if (mode !== 'on') {
     logger.info({ reason: mode }, 'Decisions are answered from the database, not from memory');
-    return { mode, facts: null, backendPid: () => null, close: async () => undefined };
+    return { mode, facts: null, backendPid: () => null, afterWrite: async () => undefined, close: async () => undefined };
   }
   const facts = new FactsMemory<TenantFactsRow>(config.decisionCacheEntries, observer);
   const listener: FactListener = startFactListener({
@@ -42,7 +52,10 @@ export function startDecisionMemory(config: Config, url: string, logger: Logger,
     logger,
     sink: { state: (s, fresh) => facts.listenerState(s, fresh), changed: (t, at) => facts.changed(t, at) },
   });
-  return { mode, facts, backendPid: () => listener.backendPid(), close: () => listener.stop() };
+  const afterWrite = async (scope: string) => {
+    if (!(await listener.sync())) facts.forget(scope);
+  };
+  return { mode, facts, backendPid: () => listener.backendPid(), afterWrite, close: () => listener.stop() };
 }
 
 /** The memory key of a facts statement: exactly its arguments, in its order of precedence. */

@@ -2,18 +2,34 @@
 import type { Tenant } from '../../context/entities';
 import { countTenantRowsIn, deleteTenantRowsBatch, lockTenantExclusively, type TableCounts } from '../../db/queries/tenant-delete';
 import { TENANT_TABLES, type TenantTable } from '../../db/schema';
-import { deleteTenantRow, findTenant } from '../../db/queries/tenants';
+import { deleteTenantRow, findTenant, patchTenant } from '../../db/queries/tenants';
 import { withTenant, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
 import { recordEvent, tenantData, type EventOrigin } from '../events';
 import { getTenant, tenantNotFound } from './get-tenant';
 
 /**
- * Tenant tables children before parents (TENANT_TABLES lists parents first). Deleting in this
- * order means each batch's foreign-key actions find nothing left to cascade or set null, so a
- * batch costs only its own rows.
+ * What keeps people out, deleted last: removal marks and directory state. Until the tenant row
+ * goes, a delete cut short leaves them in place, so nobody removed or deactivated comes back.
  */
-export const DELETE_ORDER: readonly TenantTable[] = [...TENANT_TABLES].reverse();
+const KEPT_TO_THE_END: readonly TenantTable[] = ['member_removals', 'scim_tokens', 'directory_settings', 'directory_users', 'directory_groups', 'directory_group_members'];
+
+/**
+ * Tenant tables children before parents (TENANT_TABLES lists parents first), the tables of
+ * KEPT_TO_THE_END after all others. Deleting children first means each batch's foreign-key actions
+ * find nothing left to cascade, so a batch costs mostly its own rows (a member's directory user
+ * only loses its `user_id`).
+ */
+export const DELETE_ORDER: readonly TenantTable[] = [
+  ...[...TENANT_TABLES].reverse().filter((t) => !KEPT_TO_THE_END.includes(t)),
+  ...[...TENANT_TABLES].reverse().filter((t) => KEPT_TO_THE_END.includes(t)),
+];
+
+/** The reason a tenant closed by its delete carries (operators see it if the delete is cut short). */
+export const CLOSED_FOR_DELETION = 'Being deleted: the delete was cut short if this tenant is still here; delete it again.';
+
+/** A committed step of a delete: `closed` (the tenant refuses everyone), then each table's batch. */
+export type DeleteStep = { kind: 'closed' } | { kind: 'batch'; table: TenantTable; deleted: number };
 
 /** Rows per tenant table. */
 export type { TableCounts } from '../../db/queries/tenant-delete';
@@ -29,6 +45,8 @@ export interface DeleteOptions {
   dryRun?: boolean;
   /** Rows per batch (default 5000). */
   batchSize?: number;
+  /** Called after each committed step, before the next begins (the instance drops its memory of the tenant). */
+  afterStep?: (step: DeleteStep) => Promise<void>;
 }
 
 export type TenantDeletion =
@@ -64,17 +82,31 @@ export async function previewTenantDeletion(db: Database, id: string, opts: { mu
  * written meanwhile. If the process stops half-way, what remains is a smaller tenant that
  * another delete finishes.
  *
- * `tenant.deletion_started` commits before the first batch, so a delete cut short by a crash
- * still left its mark in the log; `tenant.deleted` is written with the tenant row's removal.
+ * The first committed step closes the door: the tenant, if active or awaiting approval, becomes
+ * `suspended` (refused by every request, as a suspension), with `tenant.deletion_started`, before
+ * any row goes; a delete cut short by a crash leaves a closed tenant and its mark in the log.
+ * Removal marks and directory state go last (KEPT_TO_THE_END). `tenant.deleted` is written with
+ * the tenant row's removal.
  */
 export async function deleteTenant(db: Database, origin: EventOrigin, id: string, opts: DeleteOptions): Promise<TenantDeletion> {
   if (opts.dryRun) return { dryRun: true, ...(await previewTenantDeletion(db, id, opts)) };
   const tenant = await deletableTenant(db, id, opts);
   await withTenant(db, id, async (trx) => {
+    // Waits for the requests inside the tenant; those after this commit find it closed.
+    await lockTenantExclusively(trx, id);
     // Still there (a concurrent delete may have finished since): no intent for a gone tenant.
-    if (!(await findTenant(trx, id))) throw tenantNotFound(id);
-    await recordEvent(trx, origin, { action: 'tenant.deletion_started', tenantId: id, target: { type: 'tenant', id }, data: { tenant: tenantData(tenant) } });
+    const current = await findTenant(trx, id);
+    if (!current) throw tenantNotFound(id);
+    const open = current.status === 'active' || current.status === 'pending_approval';
+    const closed = open ? await patchTenant(trx, id, { status: 'suspended', suspendedAt: 'now', suspensionReason: CLOSED_FOR_DELETION }) : current;
+    await recordEvent(trx, origin, {
+      action: 'tenant.deletion_started',
+      tenantId: id,
+      target: { type: 'tenant', id },
+      data: { tenant: tenantData(tenant), ...(open ? { before: { status: current.status }, after: { status: closed.status } } : {}) },
+    });
   });
+  await opts.afterStep?.({ kind: 'closed' });
 
   const batchSize = opts.batchSize ?? DELETE_BATCH_SIZE;
   const rows = Object.fromEntries(TENANT_TABLES.map((t) => [t, 0])) as TableCounts;
@@ -85,6 +117,7 @@ export async function deleteTenant(db: Database, origin: EventOrigin, id: string
         return deleteTenantRowsBatch(trx, table, id, batchSize);
       });
       rows[table] += deleted;
+      await opts.afterStep?.({ kind: 'batch', table, deleted });
       if (deleted < batchSize) break;
     }
   }

@@ -182,6 +182,30 @@ describe('a member', () => {
     const m = await request(app.app).get(forwarded).set('Authorization', bearer(member.token)).set('X-Tenant', member.tenant.slug);
     expect(refusal(m).status).toBe(403);
   });
+
+  it('takes only permission and role: any other parameter before path, or another spelling, is 400 naming it', async () => {
+    const { tenant, token } = await tenantWithMember('member');
+    for (const query of ['permisson=x', 'Permission=invoices:write', 'permissions=invoices:write', 'permission[]=invoices:write', 'permission%5B%5D=invoices:write', 'role=member&Role=admin', 'x=1&path=/a']) {
+      const r = await request(app.app).get(`/api/tenant/decision?${query}`).set('Authorization', bearer(token)).set('X-Tenant', tenant.slug);
+      const name = decodeURIComponent(query.split('&').map((p) => p.split('=')[0]!).find((n) => !['role', 'permission'].includes(n))!);
+      expect({ query, ...refusal(r) }).toEqual({ query, status: 400, error: 'Bad request', header: 'Bad request' });
+      expect(r.body.detail).toContain(`'${name}'`);
+    }
+    // The same 400 for every forwarded method.
+    const post = await request(app.app).post('/api/tenant/decision?permisson=x').set('Authorization', bearer(token)).set('X-Tenant', tenant.slug);
+    expect(refusal(post)).toEqual({ status: 400, error: 'Bad request', header: 'Bad request' });
+  });
+
+  it('ignores everything from path= on (what Envoy appends), whatever it is', async () => {
+    const { tenant, user, token } = await tenantWithMember('member');
+    for (const query of ['path=/graphql?x=1&permisson=y&role=admin&permission=nope:nope', 'role=member&path=/a&Permission=x', 'path', 'path=&x[]=1']) {
+      const r = await request(app.app).get(`/api/tenant/decision?${query}`).set('Authorization', bearer(token)).set('X-Tenant', tenant.slug);
+      expect({ query, status: r.status, user: r.headers['x-user-id'] }).toEqual({ query, status: 200, user: user.id });
+    }
+    // The gateway's own parameters before path= still count.
+    const before = await request(app.app).get('/api/tenant/decision?permission=invoices:write&path=/invoices').set('Authorization', bearer(token)).set('X-Tenant', tenant.slug);
+    expect(refusal(before)).toEqual({ status: 403, error: 'Access denied', header: 'Access denied' });
+  });
 });
 
 describe('X-Tenant-Token (SERVICE_DECISION_TENANT_TOKEN)', () => {
