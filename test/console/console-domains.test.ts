@@ -4,8 +4,8 @@
  * answered, verified once the record is published, the join policy saved and read back through
  * the API, the domain removed. Checked with axe.
  */
-import { closeOwnerConnection, unique } from '../helpers/factories';
-import { browserIt, checkPage, clipboardText, openAsTenantAdmin, startConsoleHarness, type ConsoleHarness } from '../helpers/console-browser';
+import { adminToken, closeOwnerConnection, tokenFor, unique } from '../helpers/factories';
+import { browserIt, checkPage, clipboardText, openAsTenantAdmin, openConsole, startConsoleHarness, type ConsoleHarness } from '../helpers/console-browser';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server';
 
 const browserTest = browserIt('console-domains.test.ts');
@@ -67,6 +67,36 @@ browserTest(
     await page.getByRole('button', { name: `Remove ${domain}` }).click();
     await main.getByText('No domains yet.').waitFor();
     expect((await api(`/api/tenant/domains/${domain}`)).status).toBe(404);
+  },
+  240_000,
+);
+
+browserTest(
+  'a person whose verified email is at a domain a tenant opened for joining sees it on the home page and joins it',
+  async () => {
+    const { tenant, token: adminAuth } = await openAsTenantAdmin(h, '/tenant');
+    const domain = `${unique('joinme')}.example`;
+    const made = await fetch(`${h.base}/api/setup/tenant/${tenant.id}/domains`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${adminToken()}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ domain, verified: true }),
+    });
+    expect(made.status).toBe(201);
+    const set = await fetch(`${h.base}/api/tenant/domains/${domain}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${adminAuth}`, 'X-Tenant': tenant.slug, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ join: 'suggest' }),
+    });
+    expect(set.status).toBe(200);
+    const person = tokenFor({ sub: unique('quinn'), email: `quinn@${domain}`, claims: { email_verified: true } });
+    const { page } = await openConsole(h, { token: person, path: '/' });
+    const joinable = page.getByRole('table', { name: 'Tenants you can join' });
+    await joinable.getByRole('cell', { name: domain }).waitFor();
+    await checkPage(page, 'domains-joinable');
+    await joinable.getByRole('button', { name: `Join ${tenant.name}` }).click();
+    await page.getByText(`You joined ${tenant.slug} as member.`).waitFor();
+    await page.getByRole('table', { name: 'Tenants you belong to' }).getByRole('cell', { name: tenant.slug, exact: true }).waitFor();
+    await joinable.waitFor({ state: 'detached' });
   },
   240_000,
 );

@@ -134,7 +134,7 @@ export default function Domains() {
       <ErrorNotice error={list.error} />
       {list.data && domains.length === 0 ? <p>No domains yet.</p> : null}
       {domains.map((d) => (
-        <DomainCard key={`${d.domain_ascii}:${d.status}:${d.join}:${d.join_role}`} d={d} />
+        <DomainCard key={d.domain_ascii} d={d} />
       ))}
     </Page>
   );
