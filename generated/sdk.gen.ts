@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, ClaimDomainData, ClaimDomainErrors, ClaimDomainResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, JoinTenantData, JoinTenantErrors, JoinTenantResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListJoinableTenantsData, ListJoinableTenantsErrors, ListJoinableTenantsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkDomainVerifiedData, MarkDomainVerifiedErrors, MarkDomainVerifiedResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateDomainData, UpdateDomainErrors, UpdateDomainResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1414,4 +1414,148 @@ export const replaceScimGroup = <ThrowOnError extends boolean = false>(options: 
         'Content-Type': 'application/scim+json',
         ...options.headers
     }
+});
+
+/**
+ * List the tenant's domains
+ *
+ * Every domain the tenant claimed, with its status (`pending`, `verified`, `lapsed`), the TXT
+ * record that proves it and its join policy (docs/domains.md).
+ *
+ */
+export const listDomains = <ThrowOnError extends boolean = false>(options?: Options<ListDomainsData, ThrowOnError>) => (options?.client ?? client).get<ListDomainsResponses, ListDomainsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains',
+    ...options
+});
+
+/**
+ * Claim a domain
+ *
+ * Claims a domain for the tenant: `pending`, with the TXT record to publish. Claiming is free
+ * and grants nothing (several tenants may hold a pending claim on one domain). The name is
+ * lower-cased, one trailing dot dropped, and stored as its A-label (`domain_ascii`; shown as
+ * its U-label in `domain`). A wildcard, an IP address, `localhost`, a public suffix (`com`,
+ * `co.uk`, `github.io`), a free or disposable mail provider's domain or a malformed name is
+ * 400. At most 20 domains per tenant (409). Event `domain.claimed`.
+ *
+ */
+export const claimDomain = <ThrowOnError extends boolean = false>(options: Options<ClaimDomainData, ThrowOnError>) => (options.client ?? client).post<ClaimDomainResponses, ClaimDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Remove a domain
+ *
+ * Removes the claim (whatever its status): nobody joins, resolves or binds by it any more;
+ * members who joined by it stay. Event `domain.removed`.
+ *
+ */
+export const removeDomain = <ThrowOnError extends boolean = false>(options: Options<RemoveDomainData, ThrowOnError>) => (options.client ?? client).delete<RemoveDomainResponses, RemoveDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains/{domain}',
+    ...options
+});
+
+/**
+ * Get one of the tenant's domains
+ *
+ * The domain (named by its A-label or U-label).
+ *
+ */
+export const getDomain = <ThrowOnError extends boolean = false>(options: Options<GetDomainData, ThrowOnError>) => (options.client ?? client).get<GetDomainResponses, GetDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains/{domain}',
+    ...options
+});
+
+/**
+ * Set a domain's join policy
+ *
+ * `join`: `none` (default), `suggest` (listed by GET /api/tenants/joinable to people whose
+ * verified email is at the domain; they join by POST /api/tenants/{tenant_id}/join) or
+ * `automatic` (they become members at their first request naming the tenant). `join_role`:
+ * a role of the tenant, never `admin` nor a role holding a `tenant:` system permission (400).
+ * Nobody joins by a domain that is not verified. Event `domain.updated`.
+ *
+ */
+export const updateDomain = <ThrowOnError extends boolean = false>(options: Options<UpdateDomainData, ThrowOnError>) => (options.client ?? client).patch<UpdateDomainResponses, UpdateDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains/{domain}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Verify a domain by its DNS record
+ *
+ * Asks DNS (SERVICE_DNS_SERVERS, 5 s at most) for the TXT record at `verification.name`:
+ * when one carries exactly `verification.value`, the domain is `verified` (a lapsed one is
+ * restored; event `domain.verified`). Otherwise 409 `Domain not verified`, naming the record
+ * it looked for and what it found (nothing, other values, a DNS error, no answer in time);
+ * 409 `Domain taken` when another tenant verified the domain.
+ *
+ */
+export const verifyDomain = <ThrowOnError extends boolean = false>(options: Options<VerifyDomainData, ThrowOnError>) => (options.client ?? client).post<VerifyDomainResponses, VerifyDomainErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/domains/{domain}/verify',
+    ...options
+});
+
+/**
+ * Add a tenant's domain, verified without DNS
+ *
+ * For a customer the operator knows: claims the domain for the tenant when it has not (the
+ * same rules as a claim) and, with `verified: true`, marks it verified without asking DNS
+ * (event `domain.verified` with `by: "platform_admin"`). 201 when the claim is new, 200 when
+ * the tenant held it. 409 `Domain taken` when another tenant verified it.
+ *
+ */
+export const markDomainVerified = <ThrowOnError extends boolean = false>(options: Options<MarkDomainVerifiedData, ThrowOnError>) => (options.client ?? client).post<MarkDomainVerifiedResponses, MarkDomainVerifiedErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/tenant/{tenant_id}/domains',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the tenants the caller may join by their email's domain
+ *
+ * Active tenants whose verified domain covers the domain of the caller's verified email
+ * (`email_verified: true`) and that join by `suggest` or `automatic`; not those the caller
+ * belongs to, was removed from, or whose members come from a directory. Empty without a
+ * verified email.
+ *
+ */
+export const listJoinableTenants = <ThrowOnError extends boolean = false>(options?: Options<ListJoinableTenantsData, ThrowOnError>) => (options?.client ?? client).get<ListJoinableTenantsResponses, ListJoinableTenantsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenants/joinable',
+    ...options
+});
+
+/**
+ * Join a tenant by the verified domain of the caller's email
+ *
+ * Makes the caller a member with the domain's `join_role` when the tenant is one GET
+ * /api/tenants/joinable lists for them. 403 otherwise (no verified email at a verified
+ * domain of the tenant open for joining, removed, directory-managed); 409 when already a
+ * member. Event `member.joined_by_domain`.
+ *
+ */
+export const joinTenant = <ThrowOnError extends boolean = false>(options: Options<JoinTenantData, ThrowOnError>) => (options.client ?? client).post<JoinTenantResponses, JoinTenantErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenants/{tenant_id}/join',
+    ...options
 });

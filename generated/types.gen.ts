@@ -748,7 +748,8 @@ export type Event = {
      * tenant_token.key_rotated, sign_in_link.created, sign_in_link.redeemed;
      * directory sync (docs/directory-sync.md): member.updated, member.deactivated,
      * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
-     * scim_token.revoked.
+     * scim_token.revoked; verified domains (docs/domains.md): domain.claimed, domain.verified,
+     * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain.
      *
      */
     action: string;
@@ -1340,6 +1341,91 @@ export type KeyRotation = {
     previous_published_until: string | null;
 };
 
+export type DomainVerification = {
+    type: 'TXT';
+    /**
+     * Where to publish the record.
+     */
+    name: string;
+    /**
+     * The record's exact value.
+     */
+    value: string;
+};
+
+export type Domain = {
+    /**
+     * The domain as people read it (its U-label).
+     */
+    domain: string;
+    /**
+     * The domain as stored and asked of DNS (its A-label).
+     */
+    domain_ascii: string;
+    /**
+     * `lapsed`: the record was missing at three daily checks in a row; no rule uses it until verified again.
+     */
+    status: 'pending' | 'verified' | 'lapsed';
+    verification: DomainVerification;
+    join: 'none' | 'suggest' | 'automatic';
+    join_role: string;
+    created_at: string;
+    verified_at: string | null;
+    /**
+     * When DNS was last asked.
+     */
+    checked_at: string | null;
+    /**
+     * Who verified it; null while pending.
+     */
+    verified_by: 'dns' | 'platform_admin' | null;
+};
+
+export type DomainList = {
+    domains: Array<Domain>;
+};
+
+export type ClaimDomainRequest = {
+    domain: string;
+};
+
+export type UpdateDomainRequest = {
+    join?: 'none' | 'suggest' | 'automatic';
+    join_role?: string;
+};
+
+export type MarkDomainVerifiedRequest = {
+    domain: string;
+    verified: boolean;
+};
+
+export type JoinableTenant = {
+    tenant_id: string;
+    slug: string;
+    name: string;
+    /**
+     * The tenant's verified domain the caller's email is at (U-label).
+     */
+    domain: string;
+    join: 'suggest' | 'automatic';
+    join_role: string;
+};
+
+export type JoinableTenantList = {
+    tenants: Array<JoinableTenant>;
+};
+
+export type JoinedTenant = {
+    tenant_id: string;
+    slug: string;
+    user_id: string;
+    role: string;
+    /**
+     * The verified domain the caller joined by (U-label).
+     */
+    domain: string;
+};
+
 /**
  * Slug of the tenant for this request, used when the token's claims name no tenant.
  * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
@@ -1373,6 +1459,11 @@ export type EventSince = string;
  * Only events before this time.
  */
 export type EventUntil = string;
+
+/**
+ * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
+ */
+export type DomainPath = string;
 
 export type TenantId = string;
 
@@ -6462,3 +6553,606 @@ export type ReplaceScimGroupResponses = {
 };
 
 export type ReplaceScimGroupResponse = ReplaceScimGroupResponses[keyof ReplaceScimGroupResponses];
+
+export type ListDomainsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/domains';
+};
+
+export type ListDomainsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListDomainsError = ListDomainsErrors[keyof ListDomainsErrors];
+
+export type ListDomainsResponses = {
+    /**
+     * The domains.
+     */
+    200: DomainList;
+};
+
+export type ListDomainsResponse = ListDomainsResponses[keyof ListDomainsResponses];
+
+export type ClaimDomainData = {
+    body: ClaimDomainRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/domains';
+};
+
+export type ClaimDomainErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Domain not verified` (the TXT record was not found: the detail names the record asked for
+     * and what came back), `Domain taken` (another tenant verified the domain) or `Conflict`.
+     *
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ClaimDomainError = ClaimDomainErrors[keyof ClaimDomainErrors];
+
+export type ClaimDomainResponses = {
+    /**
+     * The claimed domain, `pending`.
+     */
+    201: Domain;
+};
+
+export type ClaimDomainResponse = ClaimDomainResponses[keyof ClaimDomainResponses];
+
+export type RemoveDomainData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
+         */
+        domain: string;
+    };
+    query?: never;
+    url: '/api/tenant/domains/{domain}';
+};
+
+export type RemoveDomainErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type RemoveDomainError = RemoveDomainErrors[keyof RemoveDomainErrors];
+
+export type RemoveDomainResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveDomainResponse = RemoveDomainResponses[keyof RemoveDomainResponses];
+
+export type GetDomainData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
+         */
+        domain: string;
+    };
+    query?: never;
+    url: '/api/tenant/domains/{domain}';
+};
+
+export type GetDomainErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetDomainError = GetDomainErrors[keyof GetDomainErrors];
+
+export type GetDomainResponses = {
+    /**
+     * The domain.
+     */
+    200: Domain;
+};
+
+export type GetDomainResponse = GetDomainResponses[keyof GetDomainResponses];
+
+export type UpdateDomainData = {
+    body: UpdateDomainRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
+         */
+        domain: string;
+    };
+    query?: never;
+    url: '/api/tenant/domains/{domain}';
+};
+
+export type UpdateDomainErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateDomainError = UpdateDomainErrors[keyof UpdateDomainErrors];
+
+export type UpdateDomainResponses = {
+    /**
+     * The domain.
+     */
+    200: Domain;
+};
+
+export type UpdateDomainResponse = UpdateDomainResponses[keyof UpdateDomainResponses];
+
+export type VerifyDomainData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
+         */
+        domain: string;
+    };
+    query?: never;
+    url: '/api/tenant/domains/{domain}/verify';
+};
+
+export type VerifyDomainErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Domain not verified` (the TXT record was not found: the detail names the record asked for
+     * and what came back), `Domain taken` (another tenant verified the domain) or `Conflict`.
+     *
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type VerifyDomainError = VerifyDomainErrors[keyof VerifyDomainErrors];
+
+export type VerifyDomainResponses = {
+    /**
+     * The domain, `verified`.
+     */
+    200: Domain;
+};
+
+export type VerifyDomainResponse = VerifyDomainResponses[keyof VerifyDomainResponses];
+
+export type MarkDomainVerifiedData = {
+    body: MarkDomainVerifiedRequest;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/setup/tenant/{tenant_id}/domains';
+};
+
+export type MarkDomainVerifiedErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Domain not verified` (the TXT record was not found: the detail names the record asked for
+     * and what came back), `Domain taken` (another tenant verified the domain) or `Conflict`.
+     *
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type MarkDomainVerifiedError = MarkDomainVerifiedErrors[keyof MarkDomainVerifiedErrors];
+
+export type MarkDomainVerifiedResponses = {
+    /**
+     * The domain, which the tenant already held.
+     */
+    200: Domain;
+    /**
+     * The domain, claimed now.
+     */
+    201: Domain;
+};
+
+export type MarkDomainVerifiedResponse = MarkDomainVerifiedResponses[keyof MarkDomainVerifiedResponses];
+
+export type ListJoinableTenantsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/tenants/joinable';
+};
+
+export type ListJoinableTenantsErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListJoinableTenantsError = ListJoinableTenantsErrors[keyof ListJoinableTenantsErrors];
+
+export type ListJoinableTenantsResponses = {
+    /**
+     * The tenants.
+     */
+    200: JoinableTenantList;
+};
+
+export type ListJoinableTenantsResponse = ListJoinableTenantsResponses[keyof ListJoinableTenantsResponses];
+
+export type JoinTenantData = {
+    body?: never;
+    path: {
+        tenant_id: string;
+    };
+    query?: never;
+    url: '/api/tenants/{tenant_id}/join';
+};
+
+export type JoinTenantErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Tenant not found`, naming the id or slug that was not found.
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type JoinTenantError = JoinTenantErrors[keyof JoinTenantErrors];
+
+export type JoinTenantResponses = {
+    /**
+     * The membership.
+     */
+    201: JoinedTenant;
+};
+
+export type JoinTenantResponse = JoinTenantResponses[keyof JoinTenantResponses];

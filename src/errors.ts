@@ -36,6 +36,8 @@ export const ERROR_KINDS = {
   invitationNotFound: { status: 404, error: 'Invitation not found' },
   methodNotAllowed: { status: 405, error: 'Method not allowed' },
   conflict: { status: 409, error: 'Conflict' },
+  domainNotVerified: { status: 409, error: 'Domain not verified' },
+  domainTaken: { status: 409, error: 'Domain taken' },
   invitationExpired: { status: 410, error: 'Invitation expired' },
   payloadTooLarge: { status: 413, error: 'Payload too large' },
   unsupportedMediaType: { status: 415, error: 'Unsupported media type' },

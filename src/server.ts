@@ -18,6 +18,8 @@ import { createLogger, flushLogger } from './logger';
 import { buildServices, closeServices } from './build-services';
 import { startRetentionWorker } from './workers/retention';
 import { startScheduledDeletionWorker } from './workers/scheduled-deletion';
+import { startDomainRecheckWorker } from './workers/domain-recheck';
+import { txtLookup } from './domain/domains/dns';
 import { DEFAULT_CONCURRENCY, startWebhookWorker } from './workers/webhook-delivery';
 
 const DRAIN_TIMEOUT_MS = 25_000;
@@ -123,6 +125,8 @@ async function serve(config: Config, logger: Logger, server: http.Server, db: Da
   const retention = startRetentionWorker({ openOwner: () => openOwnerDatabase(ownerUrl), retentionDays: config.eventRetentionDays, logger });
   // Scheduled tenant deletions run on the request pool: a deletion's batches are short transactions.
   const scheduledDeletions = startScheduledDeletionWorker({ db, multiTenantMode: config.multiTenantMode, logger });
+  // Verified domains are asked again every 24 h, each on one instance.
+  const domainRecheck = startDomainRecheckWorker({ db, lookup: txtLookup(config.dnsServers), logger });
   const addr = server.address() as AddressInfo;
   logger.info(
     { host: addr.address, port: addr.port, auth_provider: config.authProvider, multi_tenant_mode: config.multiTenantMode },
@@ -150,6 +154,7 @@ async function serve(config: Config, logger: Logger, server: http.Server, db: Da
       webhookWorker.stop(),
       retention.stop(),
       scheduledDeletions.stop(),
+      domainRecheck.stop(),
     ]);
     clearTimeout(force);
     await closeServices(services);

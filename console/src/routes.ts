@@ -72,6 +72,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/tenant/invitations', title: 'Invitations', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Invitations')) },
   { path: '/tenant/events', title: 'Tenant events', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
   { path: '/tenant/directory', title: 'Directory', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Directory')) },
+  { path: '/tenant/domains', title: 'Domains', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Domains')) },
 
   { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Tenants')) },
   { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/NewTenant')) },

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, leaveTenant, listBoards, listDirectoryUsers, listEvents, listInvitations, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, type Options, reactivateTenant, registerTenant, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, claimDomain, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getDomain, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, joinTenant, leaveTenant, listBoards, listDirectoryUsers, listDomains, listEvents, listInvitations, listJoinableTenants, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, markDomainVerified, type Options, reactivateTenant, registerTenant, removeDomain, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateDomain, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook, verifyDomain } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, ClaimDomainData, ClaimDomainError, ClaimDomainResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetDomainData, GetDomainError, GetDomainResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, JoinTenantData, JoinTenantError, JoinTenantResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListDomainsData, ListDomainsError, ListDomainsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListJoinableTenantsData, ListJoinableTenantsError, ListJoinableTenantsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, MarkDomainVerifiedData, MarkDomainVerifiedError, MarkDomainVerifiedResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveDomainData, RemoveDomainError, RemoveDomainResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateDomainData, UpdateDomainError, UpdateDomainResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse, VerifyDomainData, VerifyDomainError, VerifyDomainResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -2333,6 +2333,213 @@ export const replaceScimGroupMutation = (options?: Partial<Options<ReplaceScimGr
     const mutationOptions: UseMutationOptions<ReplaceScimGroupResponse, ReplaceScimGroupError, Options<ReplaceScimGroupData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await replaceScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listDomainsQueryKey = (options?: Options<ListDomainsData>) => createQueryKey('listDomains', options);
+
+/**
+ * List the tenant's domains
+ *
+ * Every domain the tenant claimed, with its status (`pending`, `verified`, `lapsed`), the TXT
+ * record that proves it and its join policy (docs/domains.md).
+ *
+ */
+export const listDomainsOptions = (options?: Options<ListDomainsData>) => queryOptions<ListDomainsResponse, ListDomainsError, ListDomainsResponse, ReturnType<typeof listDomainsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listDomains({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listDomainsQueryKey(options)
+});
+
+/**
+ * Claim a domain
+ *
+ * Claims a domain for the tenant: `pending`, with the TXT record to publish. Claiming is free
+ * and grants nothing (several tenants may hold a pending claim on one domain). The name is
+ * lower-cased, one trailing dot dropped, and stored as its A-label (`domain_ascii`; shown as
+ * its U-label in `domain`). A wildcard, an IP address, `localhost`, a public suffix (`com`,
+ * `co.uk`, `github.io`), a free or disposable mail provider's domain or a malformed name is
+ * 400. At most 20 domains per tenant (409). Event `domain.claimed`.
+ *
+ */
+export const claimDomainMutation = (options?: Partial<Options<ClaimDomainData>>): UseMutationOptions<ClaimDomainResponse, ClaimDomainError, Options<ClaimDomainData>> => {
+    const mutationOptions: UseMutationOptions<ClaimDomainResponse, ClaimDomainError, Options<ClaimDomainData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await claimDomain({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Remove a domain
+ *
+ * Removes the claim (whatever its status): nobody joins, resolves or binds by it any more;
+ * members who joined by it stay. Event `domain.removed`.
+ *
+ */
+export const removeDomainMutation = (options?: Partial<Options<RemoveDomainData>>): UseMutationOptions<RemoveDomainResponse, RemoveDomainError, Options<RemoveDomainData>> => {
+    const mutationOptions: UseMutationOptions<RemoveDomainResponse, RemoveDomainError, Options<RemoveDomainData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await removeDomain({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getDomainQueryKey = (options: Options<GetDomainData>) => createQueryKey('getDomain', options);
+
+/**
+ * Get one of the tenant's domains
+ *
+ * The domain (named by its A-label or U-label).
+ *
+ */
+export const getDomainOptions = (options: Options<GetDomainData>) => queryOptions<GetDomainResponse, GetDomainError, GetDomainResponse, ReturnType<typeof getDomainQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getDomain({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getDomainQueryKey(options)
+});
+
+/**
+ * Set a domain's join policy
+ *
+ * `join`: `none` (default), `suggest` (listed by GET /api/tenants/joinable to people whose
+ * verified email is at the domain; they join by POST /api/tenants/{tenant_id}/join) or
+ * `automatic` (they become members at their first request naming the tenant). `join_role`:
+ * a role of the tenant, never `admin` nor a role holding a `tenant:` system permission (400).
+ * Nobody joins by a domain that is not verified. Event `domain.updated`.
+ *
+ */
+export const updateDomainMutation = (options?: Partial<Options<UpdateDomainData>>): UseMutationOptions<UpdateDomainResponse, UpdateDomainError, Options<UpdateDomainData>> => {
+    const mutationOptions: UseMutationOptions<UpdateDomainResponse, UpdateDomainError, Options<UpdateDomainData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateDomain({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Verify a domain by its DNS record
+ *
+ * Asks DNS (SERVICE_DNS_SERVERS, 5 s at most) for the TXT record at `verification.name`:
+ * when one carries exactly `verification.value`, the domain is `verified` (a lapsed one is
+ * restored; event `domain.verified`). Otherwise 409 `Domain not verified`, naming the record
+ * it looked for and what it found (nothing, other values, a DNS error, no answer in time);
+ * 409 `Domain taken` when another tenant verified the domain.
+ *
+ */
+export const verifyDomainMutation = (options?: Partial<Options<VerifyDomainData>>): UseMutationOptions<VerifyDomainResponse, VerifyDomainError, Options<VerifyDomainData>> => {
+    const mutationOptions: UseMutationOptions<VerifyDomainResponse, VerifyDomainError, Options<VerifyDomainData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await verifyDomain({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Add a tenant's domain, verified without DNS
+ *
+ * For a customer the operator knows: claims the domain for the tenant when it has not (the
+ * same rules as a claim) and, with `verified: true`, marks it verified without asking DNS
+ * (event `domain.verified` with `by: "platform_admin"`). 201 when the claim is new, 200 when
+ * the tenant held it. 409 `Domain taken` when another tenant verified it.
+ *
+ */
+export const markDomainVerifiedMutation = (options?: Partial<Options<MarkDomainVerifiedData>>): UseMutationOptions<MarkDomainVerifiedResponse, MarkDomainVerifiedError, Options<MarkDomainVerifiedData>> => {
+    const mutationOptions: UseMutationOptions<MarkDomainVerifiedResponse, MarkDomainVerifiedError, Options<MarkDomainVerifiedData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await markDomainVerified({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listJoinableTenantsQueryKey = (options?: Options<ListJoinableTenantsData>) => createQueryKey('listJoinableTenants', options);
+
+/**
+ * List the tenants the caller may join by their email's domain
+ *
+ * Active tenants whose verified domain covers the domain of the caller's verified email
+ * (`email_verified: true`) and that join by `suggest` or `automatic`; not those the caller
+ * belongs to, was removed from, or whose members come from a directory. Empty without a
+ * verified email.
+ *
+ */
+export const listJoinableTenantsOptions = (options?: Options<ListJoinableTenantsData>) => queryOptions<ListJoinableTenantsResponse, ListJoinableTenantsError, ListJoinableTenantsResponse, ReturnType<typeof listJoinableTenantsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listJoinableTenants({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listJoinableTenantsQueryKey(options)
+});
+
+/**
+ * Join a tenant by the verified domain of the caller's email
+ *
+ * Makes the caller a member with the domain's `join_role` when the tenant is one GET
+ * /api/tenants/joinable lists for them. 403 otherwise (no verified email at a verified
+ * domain of the tenant open for joining, removed, directory-managed); 409 when already a
+ * member. Event `member.joined_by_domain`.
+ *
+ */
+export const joinTenantMutation = (options?: Partial<Options<JoinTenantData>>): UseMutationOptions<JoinTenantResponse, JoinTenantError, Options<JoinTenantData>> => {
+    const mutationOptions: UseMutationOptions<JoinTenantResponse, JoinTenantError, Options<JoinTenantData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await joinTenant({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -24,6 +24,7 @@ import { registerPermissionsCommands, registerRolesCommands } from './roles';
 import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
 import { registerScimCommands } from './scim';
+import { registerDomainsCommands } from './domains';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -86,6 +87,8 @@ Examples:
   tenantctl webhooks create https://hooks.acme.com/tenants --events 'tenant.*,member.*'
   tenantctl scim tokens create --description "Entra ID" --tenant acme-corp
   tenantctl scim settings set --group-role Engineering=admin --group-role Staff=member --tenant acme-corp
+  tenantctl domains add acme.com --tenant acme-corp
+  tenantctl domains set acme.com --join automatic --role member --tenant acme-corp
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   tenantctl migrate status
@@ -118,6 +121,7 @@ Examples:
   registerPermissionsCommands(program, helpers);
   registerRolesCommands(program, helpers);
   registerScimCommands(program, helpers);
+  registerDomainsCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
 

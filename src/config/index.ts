@@ -6,6 +6,7 @@
 import { readAuthConfig, type AuthConfig } from './identity';
 import { readDatabaseConfig, type DatabaseConfig } from './database';
 import { readDecisionsConfig, type DecisionsConfig } from './decisions';
+import { readDomainsConfig, type DomainsConfig } from './domains';
 import { EnvReader, type Env } from './env-reader';
 import { readEventsConfig, type EventsConfig } from './events';
 import { readMailConfig, type MailConfig } from './smtp';
@@ -17,7 +18,7 @@ export type { AuthProvider } from './auth-provider';
 export type { LogLevel } from './service';
 export { redactUrl } from './env-reader';
 
-export type Config = ServiceConfig & TenantsConfig & AuthConfig & DatabaseConfig & RateLimitConfig & DecisionsConfig & EventsConfig & MailConfig;
+export type Config = ServiceConfig & TenantsConfig & AuthConfig & DatabaseConfig & RateLimitConfig & DecisionsConfig & EventsConfig & MailConfig & DomainsConfig;
 
 /** Thrown when one or more variables are invalid; the message names each of them. */
 export class ConfigError extends Error {
@@ -38,6 +39,7 @@ export function loadConfig(env: Env = process.env): Config {
   const decisions = readDecisionsConfig(reader, service, auth);
   const events = readEventsConfig(reader);
   const mail = readMailConfig(reader);
+  const domains = readDomainsConfig(reader);
   if (reader.problems.length) throw new ConfigError(reader.problems);
-  return Object.freeze({ ...service, ...tenants, ...auth, ...database, ...rateLimits, ...decisions, ...events, ...mail });
+  return Object.freeze({ ...service, ...tenants, ...auth, ...database, ...rateLimits, ...decisions, ...events, ...mail, ...domains });
 }

@@ -46,5 +46,11 @@ export const EVENT_ACTIONS = [
   'group.deleted',
   'scim_token.created',
   'scim_token.revoked',
+  'domain.claimed',
+  'domain.verified',
+  'domain.lapsed',
+  'domain.removed',
+  'domain.updated',
+  'member.joined_by_domain',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -49,6 +49,10 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   tenants_deletion_scheduled: fixed('validation', 'A tenant pending deletion needs its deletion time and the status to restore, and no other tenant has them.'),
   tenants_claims_issuer_check: fixed('validation', 'membership_policy.claims_issuer must be 1 to 2048 characters.'),
 
+  // tenant_domains (migration 024)
+  tenant_domains_verified_unique: fixed('domainTaken', 'The domain was verified by another tenant while the request ran; it must remove it first.'),
+  tenant_domains_tenant_id_fkey: tenantGone,
+
   // users (UserRow)
   users_tenant_identity_unique: fixed('conflict', 'This user is already a member of the tenant.'),
   users_tenant_id_fkey: tenantGone,

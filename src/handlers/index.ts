@@ -18,6 +18,7 @@ import * as consoleSignIn from './console';
 import * as roles from './roles';
 import * as directory from './directory';
 import * as scim from './scim';
+import * as domains from './domains';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -36,4 +37,5 @@ export const handlers = defineOperationTable({
   ...roles,
   ...directory,
   ...scim,
+  ...domains,
 });

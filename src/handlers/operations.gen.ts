@@ -13,6 +13,9 @@ import type {
   CancelTenantDeletionData,
   CancelTenantDeletionErrors,
   CancelTenantDeletionResponses,
+  ClaimDomainData,
+  ClaimDomainErrors,
+  ClaimDomainResponses,
   CreateBoardData,
   CreateBoardErrors,
   CreateBoardResponses,
@@ -82,6 +85,9 @@ import type {
   GetCurrentTenantData,
   GetCurrentTenantErrors,
   GetCurrentTenantResponses,
+  GetDomainData,
+  GetDomainErrors,
+  GetDomainResponses,
   GetHealthData,
   GetHealthErrors,
   GetHealthResponses,
@@ -139,6 +145,9 @@ import type {
   IssueTenantTokenData,
   IssueTenantTokenErrors,
   IssueTenantTokenResponses,
+  JoinTenantData,
+  JoinTenantErrors,
+  JoinTenantResponses,
   LeaveTenantData,
   LeaveTenantErrors,
   LeaveTenantResponses,
@@ -148,12 +157,18 @@ import type {
   ListDirectoryUsersData,
   ListDirectoryUsersErrors,
   ListDirectoryUsersResponses,
+  ListDomainsData,
+  ListDomainsErrors,
+  ListDomainsResponses,
   ListEventsData,
   ListEventsErrors,
   ListEventsResponses,
   ListInvitationsData,
   ListInvitationsErrors,
   ListInvitationsResponses,
+  ListJoinableTenantsData,
+  ListJoinableTenantsErrors,
+  ListJoinableTenantsResponses,
   ListMembersData,
   ListMembersErrors,
   ListMembersResponses,
@@ -196,12 +211,18 @@ import type {
   ListWebhooksData,
   ListWebhooksErrors,
   ListWebhooksResponses,
+  MarkDomainVerifiedData,
+  MarkDomainVerifiedErrors,
+  MarkDomainVerifiedResponses,
   ReactivateTenantData,
   ReactivateTenantErrors,
   ReactivateTenantResponses,
   RegisterTenantData,
   RegisterTenantErrors,
   RegisterTenantResponses,
+  RemoveDomainData,
+  RemoveDomainErrors,
+  RemoveDomainResponses,
   RemoveMemberData,
   RemoveMemberErrors,
   RemoveMemberResponses,
@@ -235,6 +256,9 @@ import type {
   SuspendTenantData,
   SuspendTenantErrors,
   SuspendTenantResponses,
+  UpdateDomainData,
+  UpdateDomainErrors,
+  UpdateDomainResponses,
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
@@ -259,6 +283,9 @@ import type {
   UpdateWebhookData,
   UpdateWebhookErrors,
   UpdateWebhookResponses,
+  VerifyDomainData,
+  VerifyDomainErrors,
+  VerifyDomainResponses,
 } from '../../generated/types.gen';
 
 /** Per operationId: the generated request, response and error types, and the x-access level. */
@@ -267,6 +294,7 @@ export interface OperationTypes {
   addMember: { data: AddMemberData; responses: AddMemberResponses; errors: AddMemberErrors; access: 'tenantPlatformAdmin' };
   auditTenants: { data: AuditTenantsData; responses: AuditTenantsResponses; errors: AuditTenantsErrors; access: 'platformAdmin' };
   cancelTenantDeletion: { data: CancelTenantDeletionData; responses: CancelTenantDeletionResponses; errors: CancelTenantDeletionErrors; access: 'platformAdmin' };
+  claimDomain: { data: ClaimDomainData; responses: ClaimDomainResponses; errors: ClaimDomainErrors; access: 'tenantAdmin' };
   createBoard: { data: CreateBoardData; responses: CreateBoardResponses; errors: CreateBoardErrors; access: 'tenantMember' };
   createConsoleCode: { data: CreateConsoleCodeData; responses: CreateConsoleCodeResponses; errors: CreateConsoleCodeErrors; access: 'caller' };
   createConsoleSession: { data: CreateConsoleSessionData; responses: CreateConsoleSessionResponses; errors: CreateConsoleSessionErrors; access: 'public' };
@@ -290,6 +318,7 @@ export interface OperationTypes {
   exportTenant: { data: ExportTenantData; responses: ExportTenantResponses; errors: ExportTenantErrors; access: 'platformAdmin' };
   getBoard: { data: GetBoardData; responses: GetBoardResponses; errors: GetBoardErrors; access: 'tenantMember' };
   getCurrentTenant: { data: GetCurrentTenantData; responses: GetCurrentTenantResponses; errors: GetCurrentTenantErrors; access: 'tenantMember' };
+  getDomain: { data: GetDomainData; responses: GetDomainResponses; errors: GetDomainErrors; access: 'tenantAdmin' };
   getHealth: { data: GetHealthData; responses: GetHealthResponses; errors: GetHealthErrors; access: 'public' };
   getJwks: { data: GetJwksData; responses: GetJwksResponses; errors: GetJwksErrors; access: 'public' };
   getMetrics: { data: GetMetricsData; responses: GetMetricsResponses; errors: GetMetricsErrors; access: 'public' };
@@ -309,11 +338,14 @@ export interface OperationTypes {
   getWebhook: { data: GetWebhookData; responses: GetWebhookResponses; errors: GetWebhookErrors; access: 'platformAdmin' };
   importTenant: { data: ImportTenantData; responses: ImportTenantResponses; errors: ImportTenantErrors; access: 'platformAdmin' };
   issueTenantToken: { data: IssueTenantTokenData; responses: IssueTenantTokenResponses; errors: IssueTenantTokenErrors; access: 'tenantMember' };
+  joinTenant: { data: JoinTenantData; responses: JoinTenantResponses; errors: JoinTenantErrors; access: 'caller' };
   leaveTenant: { data: LeaveTenantData; responses: LeaveTenantResponses; errors: LeaveTenantErrors; access: 'tenantMember' };
   listBoards: { data: ListBoardsData; responses: ListBoardsResponses; errors: ListBoardsErrors; access: 'tenantMember' };
   listDirectoryUsers: { data: ListDirectoryUsersData; responses: ListDirectoryUsersResponses; errors: ListDirectoryUsersErrors; access: 'tenantAdmin' };
+  listDomains: { data: ListDomainsData; responses: ListDomainsResponses; errors: ListDomainsErrors; access: 'tenantAdmin' };
   listEvents: { data: ListEventsData; responses: ListEventsResponses; errors: ListEventsErrors; access: 'platformAdmin' };
   listInvitations: { data: ListInvitationsData; responses: ListInvitationsResponses; errors: ListInvitationsErrors; access: 'tenantAdmin' };
+  listJoinableTenants: { data: ListJoinableTenantsData; responses: ListJoinableTenantsResponses; errors: ListJoinableTenantsErrors; access: 'caller' };
   listMembers: { data: ListMembersData; responses: ListMembersResponses; errors: ListMembersErrors; access: 'tenantMember' };
   listMyTenants: { data: ListMyTenantsData; responses: ListMyTenantsResponses; errors: ListMyTenantsErrors; access: 'caller' };
   listPermissions: { data: ListPermissionsData; responses: ListPermissionsResponses; errors: ListPermissionsErrors; access: 'platformAdmin' };
@@ -328,8 +360,10 @@ export interface OperationTypes {
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin' };
   listWebhookDeliveries: { data: ListWebhookDeliveriesData; responses: ListWebhookDeliveriesResponses; errors: ListWebhookDeliveriesErrors; access: 'platformAdmin' };
   listWebhooks: { data: ListWebhooksData; responses: ListWebhooksResponses; errors: ListWebhooksErrors; access: 'platformAdmin' };
+  markDomainVerified: { data: MarkDomainVerifiedData; responses: MarkDomainVerifiedResponses; errors: MarkDomainVerifiedErrors; access: 'platformAdmin' };
   reactivateTenant: { data: ReactivateTenantData; responses: ReactivateTenantResponses; errors: ReactivateTenantErrors; access: 'platformAdmin' };
   registerTenant: { data: RegisterTenantData; responses: RegisterTenantResponses; errors: RegisterTenantErrors; access: 'caller' };
+  removeDomain: { data: RemoveDomainData; responses: RemoveDomainResponses; errors: RemoveDomainErrors; access: 'tenantAdmin' };
   removeMember: { data: RemoveMemberData; responses: RemoveMemberResponses; errors: RemoveMemberErrors; access: 'tenantAdmin' };
   replaceScimGroup: { data: ReplaceScimGroupData; responses: ReplaceScimGroupResponses; errors: ReplaceScimGroupErrors; access: 'scimToken' };
   replaceScimUser: { data: ReplaceScimUserData; responses: ReplaceScimUserResponses; errors: ReplaceScimUserErrors; access: 'scimToken' };
@@ -341,6 +375,7 @@ export interface OperationTypes {
   searchScimGroups: { data: SearchScimGroupsData; responses: SearchScimGroupsResponses; errors: SearchScimGroupsErrors; access: 'scimToken' };
   searchScimUsers: { data: SearchScimUsersData; responses: SearchScimUsersResponses; errors: SearchScimUsersErrors; access: 'scimToken' };
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin' };
+  updateDomain: { data: UpdateDomainData; responses: UpdateDomainResponses; errors: UpdateDomainErrors; access: 'tenantAdmin' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin' };
   updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin' };
   updateScimGroup: { data: UpdateScimGroupData; responses: UpdateScimGroupResponses; errors: UpdateScimGroupErrors; access: 'scimToken' };
@@ -349,4 +384,5 @@ export interface OperationTypes {
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin' };
   updateTenantRole: { data: UpdateTenantRoleData; responses: UpdateTenantRoleResponses; errors: UpdateTenantRoleErrors; access: 'tenantAdmin' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin' };
+  verifyDomain: { data: VerifyDomainData; responses: VerifyDomainResponses; errors: VerifyDomainErrors; access: 'tenantAdmin' };
 }

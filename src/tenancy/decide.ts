@@ -41,6 +41,15 @@ export interface TenantFacts {
   readonly directoryActive?: boolean | null;
   /** For a member no directory user is bound to: the unbound directory user their verified email names. */
   readonly directoryMatch?: string | null;
+  /** The tenant's longest verified domain covering the caller's verified email (docs/domains.md#joining-by-domain); null: none. */
+  readonly verifiedDomain?: VerifiedDomainFact | null;
+}
+
+/** A verified domain of the tenant that the caller's verified email is at. */
+export interface VerifiedDomainFact {
+  readonly domain: string;
+  readonly join: 'none' | 'suggest' | 'automatic';
+  readonly joinRole: RoleKey;
 }
 
 /** Removed by an admin, left, or deprovisioned by a directory. */
@@ -62,6 +71,8 @@ export interface EntryCaller {
   readonly canBindDirectoryUser?: boolean;
   /** The role keys the token's role claim names (`tokenRole`); null when no role claim is configured. */
   readonly tokenRole?: readonly RoleKey[] | null;
+  /** The deployment's own provider's issuer (SERVICE_JWT_ISSUER, the local or OIDC one); empty when none is pinned. */
+  readonly providerIssuers?: readonly string[];
 }
 
 /** Role keys a claim may name, at most this many (the rest are ignored). */
@@ -119,6 +130,10 @@ export type EntryDecision =
        * user first, then decide again on the directory's word.
        */
       readonly bindMember?: string;
+      /** With `bind`: only the verified email may bind (the tenant trusts the email's verified domain, not the issuer). */
+      readonly bindByEmailOnly?: boolean;
+      /** With `provision`: the caller joins by this verified domain of the tenant (`member.joined_by_domain`). */
+      readonly joinedByDomain?: string;
     };
 
 /** The refusals the request settles before any fact is read; null when it names a tenant. */
@@ -172,11 +187,49 @@ export function statusRefusal(slug: string, status: TenantStatus): ApiError | nu
 /**
  * True when the tenant trusts the token's issuer to bind directory users
  * (docs/directory-sync.md#directory-users-are-members): its `claims_issuer` or an identity
- * link's issuer; with neither, any issuer the service accepts.
+ * link's issuer; with neither, the deployment's own provider when one is pinned — never merely
+ * any issuer the service accepts.
  */
-export function trustsIssuerForDirectory(facts: Pick<TenantFacts, 'claimsIssuer' | 'links'>, issuer: string): boolean {
-  if (facts.claimsIssuer === null && facts.links.length === 0) return true;
-  return facts.claimsIssuer === issuer || facts.links.some((l) => l.issuer === issuer);
+export function trustsIssuerForDirectory(facts: Pick<TenantFacts, 'claimsIssuer' | 'links'>, caller: Pick<EntryCaller, 'issuer' | 'providerIssuers'>): boolean {
+  if (facts.claimsIssuer === null && facts.links.length === 0) return (caller.providerIssuers ?? []).includes(caller.issuer);
+  return facts.claimsIssuer === caller.issuer || facts.links.some((l) => l.issuer === caller.issuer);
+}
+
+/**
+ * How the caller may be bound to a directory user: by email or the external id claim when the
+ * tenant trusts the token's issuer; by verified email alone when that email is at a verified
+ * domain of the tenant (docs/domains.md#directory-binding); null: not at all.
+ */
+export function directoryTrust(facts: Pick<TenantFacts, 'claimsIssuer' | 'links' | 'verifiedDomain'>, caller: Pick<EntryCaller, 'issuer' | 'providerIssuers'>): 'issuer' | 'domain' | null {
+  if (trustsIssuerForDirectory(facts, caller)) return 'issuer';
+  return facts.verifiedDomain ? 'domain' : null;
+}
+
+/** A role a DNS record may give (docs/domains.md#joining-by-domain): one the tenant has, not `admin`, no `tenant:` permission. */
+export function joinRoleAllowed(role: RoleKey, rolePermissions: Readonly<Record<RoleKey, readonly string[]>>): boolean {
+  if (role === ADMIN_ROLE || !Object.prototype.hasOwnProperty.call(rolePermissions, role)) return false;
+  return !rolePermissions[role]!.some((p) => p.startsWith('tenant:'));
+}
+
+/** The verified domain that makes the caller a member at their first request (automatic join); null: none. */
+function automaticJoin(facts: TenantFacts): VerifiedDomainFact | null {
+  const d = facts.verifiedDomain ?? null;
+  return d !== null && d.join === 'automatic' && joinRoleAllowed(d.joinRole, facts.rolePermissions) ? d : null;
+}
+
+/** Decides `POST /api/tenants/{tenant_id}/join` (docs/domains.md#joining-by-domain), on the facts read by tenant id. */
+export function decideDomainJoin(facts: TenantFacts | null, tenantId: string): { readonly role: RoleKey; readonly permissions: readonly string[]; readonly domain: string } | ApiError {
+  if (!facts) return new ApiError('tenantNotFound', `Tenant '${tenantId}' not found.`);
+  const d = facts.verifiedDomain ?? null;
+  // A stranger learns nothing more about a tenant they cannot join.
+  if (facts.memberRole === null && (d === null || d.join === 'none')) return new ApiError('accessDenied', `Tenant '${facts.slug}' has no verified domain open for joining that your verified email is at.`);
+  if (facts.memberRole !== null) return new ApiError('conflict', `The user is already a member of tenant '${facts.slug}'.`);
+  const closed = statusRefusal(facts.slug, facts.status);
+  if (closed) return closed;
+  if (facts.removal) return new ApiError('accessDenied', `The user was removed from tenant '${facts.slug}' ${REMOVED_BY[facts.removal]}; only an accepted invitation or a platform admin can make them a member again.`);
+  if (facts.directoryManaged) return new ApiError('accessDenied', `The user does not belong to tenant '${facts.slug}'.${DIRECTORY_MANAGED}`);
+  if (!joinRoleAllowed(d!.joinRole, facts.rolePermissions)) return new ApiError('accessDenied', `Tenant '${facts.slug}' gives no role by domain: its join role '${d!.joinRole}' cannot be given that way.`);
+  return { role: d!.joinRole, permissions: facts.rolePermissions[d!.joinRole]!, domain: d!.domain };
 }
 
 const DIRECTORY_MANAGED = ' Its members come from its directory (SCIM), invitations and platform admins.';
@@ -263,12 +316,16 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   // A member from before the directory was connected, named by an unbound directory user (by
   // their verified email), for an issuer the tenant trusts: bound first, then decided again.
   const bindMember =
-    role !== null && facts.directoryManaged === true && (facts.directoryActive ?? null) === null && typeof facts.directoryMatch === 'string' && trustsIssuerForDirectory(facts, caller.issuer)
+    role !== null && facts.directoryManaged === true && (facts.directoryActive ?? null) === null && typeof facts.directoryMatch === 'string' && directoryTrust(facts, caller) !== null
       ? facts.directoryMatch
       : undefined;
   // A stranger to a directory-managed tenant may be one of its directory's users, not yet bound.
-  const bind = role === null && !removal && facts.directoryManaged === true && caller.canBindDirectoryUser === true && trustsIssuerForDirectory(facts, caller.issuer);
-  const why = role === null ? (removal ? '' : provisionRefusal(request, facts, caller)) : null;
+  const trust = directoryTrust(facts, caller);
+  const bind = role === null && !removal && facts.directoryManaged === true && caller.canBindDirectoryUser === true && trust !== null;
+  let why = role === null ? (removal ? '' : provisionRefusal(request, facts, caller)) : null;
+  // A verified domain joining automatically admits whom the request alone would not.
+  const byDomain = role === null && !removal && why !== null && !facts.directoryManaged && request.kind !== 'default' ? automaticJoin(facts) : null;
+  if (byDomain) why = null;
   // A stranger learns nothing about the tenant's state (a suspension is between its owner and
   // the operator); anyone else is refused while the tenant is not active, before anything is written.
   if (role === null && why !== null && !caller.isPlatformAdmin && !bind) {
@@ -283,12 +340,12 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   if (closed) return refuse(closed);
   if (bind && !caller.isPlatformAdmin) {
     // The role is the directory user's (its groups'); the access level is checked on it after binding.
-    return { kind: 'enter', source: sourceOf(request), provision: false, bind: true, role: null, permissions: [] };
+    return { kind: 'enter', source: sourceOf(request), provision: false, bind: true, role: null, permissions: [], ...(trust === 'domain' ? { bindByEmailOnly: true } : {}) };
   }
   if (role === null) {
     if (why === null) {
       provision = true;
-      role = setRole = fromToken ?? 'member';
+      role = setRole = byDomain ? byDomain.joinRole : (fromToken ?? 'member');
     }
   } else if (fromToken !== null && fromToken !== role && (facts.directoryActive ?? null) === null && bindMember === undefined) {
     // A directory's member takes the role its groups give, never the token's
@@ -303,7 +360,7 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
     return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
   }
   const permissions = role === null ? [] : (Object.prototype.hasOwnProperty.call(facts.rolePermissions, role) ? facts.rolePermissions[role]! : []);
-  return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions, ...(bindMember ? { bindMember } : {}) };
+  return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions, ...(bindMember ? { bindMember } : {}), ...(byDomain ? { joinedByDomain: byDomain.domain } : {}) };
 }
 
 /** What a product request needs (the gateway decision's `role` and `permission` parameters). */

@@ -61,8 +61,9 @@ export function startDecisionMemory(config: Config, url: string, logger: Logger,
 /** The memory key of a facts statement: exactly its arguments, in its order of precedence. */
 export function factsKey(q: TenantFactsQuery): string {
   // The token's role keys pick which roles' permissions the row carries: they are part of the key.
-  // So is the verified email's key: it finds the directory user a member is bound to (migration 019).
-  const who = `\u0000${q.issuer}\u0000${q.subject}\u0000${(q.roles ?? []).join(',')}\u0000${q.emailKey ?? ''}`;
+  // So is the verified email's key: it finds the directory user a member is bound to (migration 019),
+  // and its domains: they find the verified domain, and with `byDomain` the tenant (migration 024).
+  const who = `\u0000${q.issuer}\u0000${q.subject}\u0000${(q.roles ?? []).join(',')}\u0000${q.emailKey ?? ''}\u0000${(q.emailDomains ?? []).join(',')}\u0000${q.byDomain ? 'd' : ''}`;
   if (q.tenantId) return `i\u0000${q.tenantId}${who}`;
   if (q.slug !== null) return `s\u0000${q.slug}${who}`;
   if (q.link) return `l\u0000${q.link.issuer}\u0000${q.link.organizationId}${who}`;

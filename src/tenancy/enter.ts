@@ -27,8 +27,15 @@ import { emailKey } from '../domain/scim/resources';
 import { memberData, originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
-import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess } from './decide';
+import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess, type TenantFacts } from './decide';
 import { readClaim, requestedTenant, type TenantSource } from './resolve';
+import { emailDomains } from '../domain/domains/names';
+import { defaultAdminIssuers } from '../admin-issuers';
+
+/** The deployment's own provider's issuers (none when no issuer is pinned): see `EntryCaller.providerIssuers`. */
+function providerIssuers(config: AuthenticatedContext['config']): readonly string[] {
+  return defaultAdminIssuers(config.authProvider, config.jwtIssuer, config.oidcIssuer);
+}
 
 /** The request's tenant request and the statement that reads its facts. */
 function askedTenant(ctx: AuthenticatedContext, header: string | null): { request: EntryRequest; query: TenantFactsQuery } {
@@ -41,11 +48,20 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
     roles: roleClaim === null ? [] : tokenRole(readClaim(caller.claims, roleClaim)),
     // Only a verified email may name a member's directory user (docs/directory-sync.md#members-who-were-there-first).
     emailKey: caller.emailVerified === true && caller.email ? emailKey(caller.email) : null,
+    // The verified email's domains find the tenant's verified domain (docs/domains.md#joining-by-domain).
+    emailDomains: caller.emailVerified === true && caller.email ? emailDomains(caller.email) : null,
   };
   if (!config.multiTenantMode) return { request: { kind: 'default' }, query: { slug: null, ...who } };
   const request = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim, idClaim: config.jwtTenantIdClaim });
   const refusal = refusalOf(request);
   if (refusal) throw refusal;
+  if (request.kind === 'tenant' && request.source === 'email_domain') {
+    // The tenant that verified the email's domain first (longest verified suffix); the slug rule
+    // only when none did (docs/domains.md#resolution). The email names the tenant here as the
+    // slug rule lets it (verified or not stated); what it admits is decided on `emailVerified`.
+    const domains = typeof caller.claims.email === 'string' ? emailDomains(caller.claims.email) : null;
+    return { request, query: { slug: request.slug, ...who, emailDomains: domains, byDomain: domains !== null } };
+  }
   if (request.kind === 'tenant') return { request, query: { slug: request.slug, ...who } };
   if (request.kind !== 'linked') throw new Error(`unexpected tenant request '${request.kind}'`);
   // One id: the tenant linked to it. Several: the header chose (the decision checks its links).
@@ -53,8 +69,9 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
   return { request, query: { slug: request.header, ...who } };
 }
 
-function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFactsRow | null, access: TenantAccess): Extract<EntryDecision, { kind: 'enter' }> {
-  const facts = row && {
+/** The facts the decision reads, from the statement's row (docs/tenants.md#membership). */
+export function factsOfRow(ctx: AuthenticatedContext, row: TenantFactsRow): TenantFacts {
+  return {
     slug: row.tenant_slug,
     status: row.tenant_status,
     provisionFromClaims: row.tenant_provision_from_claims,
@@ -67,11 +84,19 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
     directoryManaged: row.tenant_directory_managed,
     directoryActive: row.user_directory_active,
     directoryMatch: row.user_directory_match,
+    // Only a verified email is at a verified domain (the row may carry an unverified one's for resolution).
+    verifiedDomain:
+      ctx.caller.emailVerified === true && row.tenant_domain !== null ? { domain: row.tenant_domain, join: row.tenant_domain_join!, joinRole: row.tenant_domain_join_role! } : null,
   };
+}
+
+function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFactsRow | null, access: TenantAccess): Extract<EntryDecision, { kind: 'enter' }> {
+  const facts = row && factsOfRow(ctx, row);
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {
     issuer: ctx.caller.issuer,
     isPlatformAdmin: ctx.caller.isPlatformAdmin,
+    providerIssuers: providerIssuers(ctx.config),
     tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)),
     canBindDirectoryUser: row !== null && row.tenant_directory_managed && directoryKeys(ctx, row).usable,
   };
@@ -167,7 +192,9 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       // A stranger to a directory-managed tenant: bound to the directory user their token names
       // (refused when none), then decided again as the member they now are.
       const keys = directoryKeys(ctx, row!);
-      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant_id, tenantSlug: row!.tenant_slug, caller: ctx.caller, email: keys.email, externalId: keys.externalId });
+      // Trusted by the email's verified domain only: the external id claim says nothing then.
+      const externalId = d.bindByEmailOnly ? null : keys.externalId;
+      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant_id, tenantSlug: row!.tenant_slug, caller: ctx.caller, email: keys.email, externalId });
       row = await rereadTenantFacts(trx, query);
       d = decide(ctx, request, row, access);
       // No directory user names the caller (a concurrent request may have bound it: then a member now).
@@ -187,12 +214,13 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       if (made) {
         // The caller became a member by this request: the event commits with the membership.
         await recordEvent(trx, originOf(ctx), {
-          action: 'member.provisioned',
+          action: d.joinedByDomain ? 'member.joined_by_domain' : 'member.provisioned',
           tenantId: tenant.id,
           target: { type: 'member', id: m.userId },
           data: {
             member: memberData(m),
             source: d.source,
+            ...(d.joinedByDomain ? { domain: d.joinedByDomain, join: 'automatic' } : {}),
           },
         });
       }

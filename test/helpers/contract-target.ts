@@ -15,6 +15,7 @@ import { decodeJwt } from 'jose';
 import { readLocalKeys, signLocalToken } from '../../src/auth/local-keys';
 import { startTestApp, type TestApp } from './app';
 import { adminToken, closeOwnerConnection, tokenFor } from './factories';
+import { startDnsServer, type DnsServer } from './dns-server';
 
 export interface ContractTarget {
   baseUrl: string;
@@ -23,19 +24,23 @@ export interface ContractTarget {
   adminToken(): string;
   /** A token of a person (with a verified email when given); `issuer` is the token's `iss`. */
   personToken(sub: string, email?: string): { token: string; issuer: string };
+  /** The DNS server the service asks (SERVICE_DNS_SERVERS) when the suite started the server; null on a remote one. */
+  dns: DnsServer | null;
   close(): Promise<void>;
 }
 
 export async function contractTarget(): Promise<ContractTarget> {
   const url = process.env.CONTRACT_URL;
   if (url) return remoteTarget(url.replace(/\/+$/, ''));
-  const t: TestApp = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' });
+  const dns = await startDnsServer();
+  const t: TestApp = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address });
   const server = http.createServer(t.app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const admin = adminToken();
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     remote: false,
+    dns,
     adminToken: () => admin,
     personToken: (sub, email) => {
       const token = tokenFor({ sub, email });
@@ -44,6 +49,7 @@ export async function contractTarget(): Promise<ContractTarget> {
     async close() {
       await new Promise<void>((r) => server.close(() => r()));
       await t.close();
+      await dns.close();
       await closeOwnerConnection();
     },
   };
@@ -61,6 +67,7 @@ function remoteTarget(baseUrl: string): ContractTarget {
   return {
     baseUrl,
     remote: true,
+    dns: null,
     adminToken: () => admin,
     personToken: (sub, email) => {
       const token = command

@@ -19,9 +19,10 @@ import * as consoleSignIn from '../../src/handlers/console';
 import * as roles from '../../src/handlers/roles';
 import * as directory from '../../src/handlers/directory';
 import * as scim from '../../src/handlers/scim';
+import * as domains from '../../src/handlers/domains';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles, ...directory, ...scim };
+const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles, ...directory, ...scim, ...domains };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

@@ -378,7 +378,9 @@ describe('directory sync (docs/directory-sync.md)', () => {
   });
 
   it('a stranger whose token can bind is asked to be bound, only by an issuer the tenant trusts', () => {
-    expect(decideEntry(byClaim, directory(), binder, member)).toMatchObject({ kind: 'enter', bind: true, provision: false, role: null });
+    // With neither claims_issuer nor a link: the deployment's own provider only, never any accepted issuer.
+    expect(refusal(decideEntry(byClaim, directory(), binder, member)).status).toBe(403);
+    expect(decideEntry(byClaim, directory(), { ...binder, providerIssuers: [ISS] }, member)).toMatchObject({ kind: 'enter', bind: true, provision: false, role: null });
     expect(decideEntry(byClaim, directory({ claimsIssuer: ISS }), binder, member)).toMatchObject({ kind: 'enter', bind: true });
     expect(decideEntry(byClaim, directory({ links: [{ issuer: ISS, organizationId: 'o' }] }), binder, member)).toMatchObject({ kind: 'enter', bind: true });
     expect(refusal(decideEntry(byClaim, directory({ claimsIssuer: 'https://other.example' }), binder, member)).status).toBe(403);

@@ -1,6 +1,6 @@
 /**
  * The facts a tenant request is decided on, in the request's first statement
- * (`app_tenant_facts`, migrations 015, 016, 018 and 019): the tenant (by id, slug, identity link or the default),
+ * (`app_tenant_facts`, migrations 015, 016, 018, 019 and 024): the tenant (by id, slug, identity link or the default),
  * its membership policy and identity links, the caller's membership and the permissions of the
  * roles the decision may need, and the caller's removal mark. The statement also sets
  * app.tenant_id for the transaction and takes the tenant's entry lock. It decides nothing: the
@@ -27,6 +27,10 @@ export interface TenantFactsQuery {
   readonly roles?: readonly string[];
   /** The key of the token's verified email (null: none), matched against unbound directory users. */
   readonly emailKey?: string | null;
+  /** The verified email's domain and its parents (A-labels, longest first); null: no verified email. */
+  readonly emailDomains?: readonly string[] | null;
+  /** The request named the tenant by its email domain: the tenant that verified it is chosen before the slug. */
+  readonly byDomain?: boolean;
 }
 
 export interface IdentityLinkRow {
@@ -70,6 +74,12 @@ export interface TenantFactsRow {
    * directory user their verified email names (migration 019); null otherwise.
    */
   user_directory_match: string | null;
+  /** The tenant's longest verified domain covering the caller's verified email (migration 024); null: none. */
+  tenant_domain: string | null;
+  /** That domain's join policy. */
+  tenant_domain_join: 'none' | 'suggest' | 'automatic' | null;
+  /** That domain's join role (its permissions are in `role_permissions`). */
+  tenant_domain_join_role: RoleKey | null;
 }
 
 /**
@@ -82,18 +92,19 @@ export interface TenantFactsRow {
 const SQL = `select current_user::text as db_user, f.tenant_id, f.tenant_name, f.tenant_slug, f.tenant_settings,
    f.tenant_status, f.tenant_is_default, f.tenant_created_at, f.tenant_updated_at, f.tenant_provision_from_claims,
    f.tenant_claims_issuer, f.tenant_roles_from_claims, f.tenant_links, f.user_id, f.user_email, f.user_display_name, f.user_role, f.user_created_at,
-   f.role_permissions, f.user_removal, f.tenant_directory_managed, f.tenant_external_id_claim, f.user_directory_active, f.user_directory_match
+   f.role_permissions, f.user_removal, f.tenant_directory_managed, f.tenant_external_id_claim, f.user_directory_active, f.user_directory_match,
+   f.tenant_domain, f.tenant_domain_join, f.tenant_domain_join_role
  from app_tenant_facts(
-   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[], $9::text) f`;
+   case when set_config('role', $1, true) is not null then $2::text end, $3::uuid, $4, $5, $6, $7, $8::text[], $9::text, $10::text[], $11::boolean) f`;
 /**
  * Its prepared name (prepared statements live on one connection of one process). The columns
  * are listed, not `f.*`, so a later migration that adds a result column leaves the prepared
  * plan of this statement valid.
  */
-const NAME = 'tenant_service_enter_tenant_v4';
+const NAME = 'tenant_service_enter_tenant_v5';
 
 function values(q: TenantFactsQuery): unknown[] {
-  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? [], q.emailKey ?? null];
+  return [APP_ROLE, q.slug, q.tenantId ?? null, q.link?.issuer ?? null, q.link?.organizationId ?? null, q.issuer, q.subject, q.roles ?? [], q.emailKey ?? null, q.emailDomains ?? null, q.byDomain ?? false];
 }
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not

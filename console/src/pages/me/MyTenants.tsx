@@ -6,6 +6,7 @@ import { ErrorNotice, SuccessNotice } from '../../components/ErrorNotice';
 import { Loading, Page } from '../../components/Page';
 import { Time } from '../../components/Time';
 import { statusLabel } from '../../components/platform/tenant-forms';
+import { JoinableTenants } from '../../components/tenant/JoinableTenants';
 import { Link, navigate, useLocation } from '../../router';
 import { useSession } from '../../session';
 
@@ -82,6 +83,7 @@ export default function MyTenants() {
       {s.myTenants.some((t) => t.status === 'pending_approval') ? (
         <p className="hint">A tenant waiting for approval cannot be used until a platform admin approves it. Its members are told the same by every API call.</p>
       ) : null}
+      <JoinableTenants />
     </Page>
   );
 }
