@@ -696,6 +696,10 @@ export type PermissionKeys = Array<PermissionKey>;
 export type Permission = {
     key: PermissionKey;
     description: string;
+    /**
+     * True for the service's own `tenant:` permissions (docs/roles.md#system-permissions): they guard its tenant operations, are granted like any other, and cannot be created or deleted.
+     */
+    system: boolean;
     created_at: string;
 };
 

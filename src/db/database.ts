@@ -22,6 +22,7 @@ import * as roles from './migrations/015-roles';
 import * as decisionFactsNotify from './migrations/017-decision-facts-notify';
 import * as directorySync from './migrations/018-directory-sync';
 import * as directoryExistingMembers from './migrations/019-directory-existing-members';
+import * as systemPermissions from './migrations/025-system-permissions';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -86,6 +87,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '017-decision-facts-notify': decisionFactsNotify,
   '018-directory-sync': directorySync,
   '019-directory-existing-members': directoryExistingMembers,
+  '025-system-permissions': systemPermissions,
 };
 
 /** The migrations this version knows, in the order they run. */
