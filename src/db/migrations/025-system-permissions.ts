@@ -18,7 +18,7 @@
  */
 import type { Knex } from 'knex';
 
-const SYSTEM = [
+const SYSTEM: ReadonlyArray<readonly [string, string]> = [
   ['tenant:members:read', 'List the members of the tenant and the roles available in it.'],
   ['tenant:members:write', "Change a member's role; remove a member."],
   ['tenant:invitations:write', 'List, send, resend and revoke invitations.'],
@@ -32,9 +32,9 @@ const SYSTEM = [
 ];
 
 export async function up(knex: Knex): Promise<void> {
-  const values = SYSTEM.map(() => '(?, ?, true)').join(', ');
-  await knex.raw(
-    `
+  const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
+  const values = SYSTEM.map(([key, description]) => `(${quote(key)}, ${quote(description)}, true)`).join(',\n  ');
+  await knex.raw(`
 ALTER TABLE permissions ADD COLUMN system boolean NOT NULL DEFAULT false;
 INSERT INTO permissions (key, description, system) VALUES ${values}
   ON CONFLICT (key) DO UPDATE SET system = true, description = EXCLUDED.description;
@@ -43,9 +43,7 @@ INSERT INTO platform_role_permissions (role_key, permission_key)
   SELECT 'admin', key FROM permissions WHERE system ON CONFLICT DO NOTHING;
 INSERT INTO platform_role_permissions (role_key, permission_key)
   VALUES ('member', 'tenant:members:read') ON CONFLICT DO NOTHING;
-`,
-    SYSTEM.flat(),
-  );
+`);
   await knex.raw(`
 CREATE FUNCTION app_system_permission_kept() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
