@@ -21,7 +21,17 @@ let t: TestApp;
 let tenant: TenantFixture;
 
 const contract = new Map<string, ContractOperation>(readContractOperations().map((o) => [o.operationId, o]));
-const doc = loadOpenApiDocument() as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema?: Schema }>; requestBody?: { content: Record<string, { schema: Schema }> } }>> };
+interface Parameter {
+  $ref?: string;
+  in: string;
+  name: string;
+  schema?: Schema;
+}
+const doc = loadOpenApiDocument() as {
+  paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } }> & { parameters?: Parameter[] }>;
+  components: { parameters?: Record<string, Parameter> };
+};
+const parameter = (p: Parameter): Parameter => (p.$ref ? doc.components.parameters![p.$ref.replace('#/components/parameters/', '')]! : p);
 
 /** Every operation of the generated table that names a permission, with its contract entry. */
 const guarded = (Object.entries(OPERATIONS) as Array<[string, { access: string; permission: string | null }]>)
@@ -45,9 +55,10 @@ function paramValue(s: Schema | undefined): string {
 
 /** A valid request for the operation: path parameters filled, a body its schema accepts. */
 function requestFor(op: ContractOperation, token: string) {
-  const spec = doc.paths[op.path]![op.method.toLowerCase()]!;
+  const item = doc.paths[op.path]!;
+  const spec = item[op.method.toLowerCase()]!;
   let url = op.path;
-  for (const p of spec.parameters ?? []) if (p.in === 'path') url = url.replace(`{${p.name}}`, paramValue(p.schema));
+  for (const p of [...(item.parameters ?? []), ...(spec.parameters ?? [])].map(parameter)) if (p.in === 'path') url = url.replace(`{${p.name}}`, paramValue(p.schema));
   const r = request(t.app)[op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete'](url).set('Authorization', `Bearer ${token}`).set('X-Tenant', tenant.slug);
   const content = spec.requestBody?.content['application/json'];
   if (!content) return r;
