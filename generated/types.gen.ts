@@ -4084,6 +4084,10 @@ export type UpdateTenantRoleErrors = {
      */
     404: Error;
     /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
      * The body is larger than 1 MiB.
      */
     413: Error;
