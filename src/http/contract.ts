@@ -1,6 +1,6 @@
 /**
  * The operations of openapi.yaml as the server uses them: method, path template, access level
- * (`x-access`), rate-limit counter (`x-rate-limit`) and whether the operation takes a body.
+ * (`x-access`), the system permission a tenant operation needs (`x-permission`), rate-limit counter (`x-rate-limit`) and whether the operation takes a body.
  * Read once at boot; a contract that breaks the conventions (an /api operation without either
  * extension, an unknown access level, one counter declared with two limits) stops the boot.
  */
