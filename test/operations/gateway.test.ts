@@ -189,6 +189,13 @@ for (const gateway of GATEWAYS) {
       await product?.stop();
     });
 
+    /**
+     * The role's permissions as the product sees them on the catch-all route: the nginx example
+     * forwards X-Tenant-Permissions there, the Caddy one does not (Caddy 2.6 would copy an empty
+     * answer's header as its placeholder's text), so its product sees none.
+     */
+    const forwarded = (permissions: string[]) => (gateway.name.startsWith('nginx') ? permissions : []);
+
     /** The product's request lines since `mark`. */
     const seenSince = (mark: number) => product.seen().slice(mark);
 
@@ -200,7 +207,7 @@ for (const gateway of GATEWAYS) {
       const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-User-Issuer': 'https://forged.example', 'X-Tenant-Token': 'forged' };
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [...SYSTEM_PERMISSIONS], userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: forwarded([...SYSTEM_PERMISSIONS]), userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
       expect(seenSince(mark)).toEqual([{ msg: 'request', method: 'GET', path: '/whoami', x_tenant_id: tenant.id, x_tenant_role: 'admin', x_user_id: user.id, x_tenant_token: null, authorization: null }]);
 
       // A write with a body: the body reaches the product, never the decision.
@@ -233,7 +240,7 @@ for (const gateway of GATEWAYS) {
       expect(JSON.parse(allowed.body)).toEqual({ tenant_id: tenant.id, amount: 5, created_by: accountant.id });
       // Elsewhere the plain member is still admitted, and a forged permissions header is dropped.
       const who = await send(port, 'GET', '/whoami', { ...as(plain), 'X-Tenant-Permissions': 'invoices:write' });
-      expect(JSON.parse(who.body)).toMatchObject({ role: 'member', permissions: ['tenant:members:read'] });
+      expect(JSON.parse(who.body)).toMatchObject({ role: 'member', permissions: forwarded(['tenant:members:read']) });
     });
 
     it('a stranger, an unknown tenant and a bad token are refused with the service status; the product is never reached', async () => {
@@ -402,7 +409,7 @@ describe('the example product verifies tenant tokens (PRODUCT_AUTH=token)', () =
     for (const headers of ways) {
       const r = await send(product.port, 'GET', '/whoami', { ...headers, 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner' });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: c.tenant_id, tenantSlug: c.tenant_slug, role: 'admin', permissions: [...SYSTEM_PERMISSIONS], userId: c.user_id, subject: c.sub, idpIssuer: 'https://idp.example', via: 'tenant-token' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: c.tenant_id, tenantSlug: c.tenant_slug, role: 'admin', permissions: [], userId: c.user_id, subject: c.sub, idpIssuer: 'https://idp.example', via: 'tenant-token' });
     }
   });
 
