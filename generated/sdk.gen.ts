@@ -886,7 +886,9 @@ export const getTenantRole = <ThrowOnError extends boolean = false>(options: Opt
  *
  * Replaces name, description and permissions (catalogue keys only). A platform role is
  * 403 here: platform roles are edited under /api/setup/roles only. A `key` in the body that
- * differs is 400. Every holder has the new permissions at their next decision. Event
+ * differs is 400. Every holder has the new permissions at their next decision. Adding a
+ * system permission the caller's role does not hold is 403; an edit that would leave no
+ * member holding both `tenant:roles:write` and `tenant:members:write` is 409. Event
  * `role.updated`.
  *
  */

@@ -962,6 +962,10 @@ export type PermissionKeys = Array<PermissionKey>;
 export type Permission = {
     key: PermissionKey;
     description: string;
+    /**
+     * True for the service's own `tenant:` permissions (docs/roles.md#system-permissions): they guard its tenant operations, are granted like any other, and cannot be created or deleted.
+     */
+    system: boolean;
     created_at: string;
 };
 
@@ -4450,6 +4454,10 @@ export type UpdateTenantRoleErrors = {
      * `Not found` (or `Tenant not found` while resolving the tenant).
      */
     404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
     /**
      * The body is larger than 1 MiB.
      */

@@ -24,14 +24,14 @@ const ACCESS_TEXT: Record<string, string> = {
   caller: 'any caller with a valid token',
   platformAdmin: 'platform admins only',
   tenantMember: 'members of the resolved tenant (and platform admins)',
-  tenantAdmin: 'admins of the resolved tenant (and platform admins)',
+  tenantAdmin: 'members of the resolved tenant whose role holds the permission below (and platform admins)',
   tenantPlatformAdmin: 'platform admins only, in the resolved tenant (not its tenant admins)',
   scimToken: "a tenant's SCIM token (`scim_…`), which names the tenant (docs/directory-sync.md)",
 };
 
 /**
- * Appends each operation's `x-access` and `x-rate-limit` to its description, so the API
- * reference (/docs, which renders descriptions) shows who may call it and how often.
+ * Appends each operation's `x-access`, `x-permission` and `x-rate-limit` to its description, so
+ * the API reference (/docs, which renders descriptions) shows who may call it and how often.
  */
 function describeExtensions(doc: Record<string, unknown>): void {
   for (const item of Object.values((doc.paths ?? {}) as Record<string, Record<string, Record<string, unknown>>>)) {
@@ -41,6 +41,7 @@ function describeExtensions(doc: Record<string, unknown>): void {
       const limit = op['x-rate-limit'] as { counter?: string; limit?: number; window?: string; per?: string } | undefined;
       const notes = [
         access ? `**Access** (\`x-access: ${String(op['x-access'])}\`): ${access}.` : null,
+        typeof op['x-permission'] === 'string' ? `**Permission** (\`x-permission\`): the caller's role holds \`${op['x-permission']}\` (docs/roles.md#system-permissions).` : null,
         limit
           ? `**Rate limit** (\`x-rate-limit\`): ${limit.limit} requests per ${limit.window} ${limit.per === 'address' ? 'per client address' : limit.per === 'scimToken' ? 'per SCIM token (per client address without a valid one)' : 'per caller (per client address without a valid token)'}, counter \`${limit.counter}\`.`
           : '**Rate limit**: none.',

@@ -32,12 +32,11 @@ function refusal(route: RouteDef, s: Session): string | null | undefined {
       if (s.isPlatformAdmin === null) return undefined;
       return s.isPlatformAdmin ? null : 'this page is for platform admins, and your sign-in does not carry the platform admin role.';
     case 'tenantMember':
-    case 'tenantAdmin':
       if (s.myTenantsLoading) return undefined;
       if (!s.tenantSlug) return 'choose a tenant first, with the tenant switch at the top of the page.';
       if (!s.currentTenant) return `you are not a member of the tenant "${s.tenantSlug}". Choose one of your tenants with the switch at the top of the page.`;
-      if (route.access === 'tenantAdmin' && !s.isTenantAdmin) {
-        return `this page is for admins of "${s.currentTenant.name}", and your role there is ${s.currentTenant.role}. Ask one of its admins to change your role.`;
+      if (route.permission && !s.holds(route.permission)) {
+        return `this page needs the permission ${route.permission} in "${s.currentTenant.name}", and your role there (${s.currentTenant.role}) does not hold it. Ask one of its admins to change your role.`;
       }
       return null;
   }

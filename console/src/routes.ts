@@ -4,20 +4,25 @@
  * both read this table.
  */
 import type { ComponentType } from 'react';
+import type { SystemPermission } from '@service/context/permissions';
 import SignIn from './pages/SignIn';
 
 /**
  * - `public`: no sign-in needed (the sign-in page, the OpenID callback);
  * - `signedIn`: anyone signed in (an invitation can be accepted before one has a tenant);
- * - `tenantMember` / `tenantAdmin`: the current tenant (the switch in the header) and a role in it;
+ * - `tenantMember`: the current tenant (the switch in the header) and a role in it; with
+ *   `permission`, a role holding that system permission (the one the page's operations declare
+ *   in openapi.yaml as `x-permission`);
  * - `platformAdmin`: the service's operators (GET /api/setup/status answers them).
  */
-export type Access = 'public' | 'signedIn' | 'tenantMember' | 'tenantAdmin' | 'platformAdmin';
+export type Access = 'public' | 'signedIn' | 'tenantMember' | 'platformAdmin';
 
 export interface RouteDef {
   path: string;
   title: string;
   access: Access;
+  /** For a tenant page: the system permission the current tenant's role must hold to see it. */
+  permission?: SystemPermission;
   /** Shown in the navigation under this heading; absent for pages reached by a link. */
   nav?: 'You' | 'Tenant' | 'Platform';
   page: PageModule;
@@ -67,12 +72,12 @@ export const ROUTES: RouteDef[] = [
   { path: '/callback', title: 'Signing in', access: 'public', page: lazyPage(() => import('./pages/Callback')) },
 
   { path: '/tenant', title: 'Tenant', access: 'tenantMember', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Overview')) },
-  { path: '/tenant/members', title: 'Members', access: 'tenantMember', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Members')) },
-  { path: '/tenant/roles', title: 'Roles', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Roles')) },
-  { path: '/tenant/invitations', title: 'Invitations', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Invitations')) },
-  { path: '/tenant/events', title: 'Tenant events', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
-  { path: '/tenant/directory', title: 'Directory', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Directory')) },
-  { path: '/tenant/domains', title: 'Domains', access: 'tenantAdmin', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Domains')) },
+  { path: '/tenant/members', title: 'Members', access: 'tenantMember', permission: 'tenant:members:read', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Members')) },
+  { path: '/tenant/roles', title: 'Roles', access: 'tenantMember', permission: 'tenant:roles:write', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Roles')) },
+  { path: '/tenant/invitations', title: 'Invitations', access: 'tenantMember', permission: 'tenant:invitations:write', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Invitations')) },
+  { path: '/tenant/events', title: 'Tenant events', access: 'tenantMember', permission: 'tenant:events:read', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
+  { path: '/tenant/directory', title: 'Directory', access: 'tenantMember', permission: 'tenant:directory:manage', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Directory')) },
+  { path: '/tenant/domains', title: 'Domains', access: 'tenantMember', permission: 'tenant:domains:manage', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Domains')) },
 
   { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Tenants')) },
   { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/NewTenant')) },

@@ -14,6 +14,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { getSetupStatusOptions, listMyTenantsOptions } from '@generated/@tanstack/react-query.gen';
 import type { MyTenant } from '@generated/types.gen';
+import type { SystemPermission } from '@service/context/permissions';
 import { configureApi, type ApiProblem } from './api';
 import { oidcAvailable, oidcSignOut, watchOidcRenewal } from './oidc';
 import { useSignInLinkExchange } from './sign-in-link';
@@ -104,8 +105,8 @@ export interface Session {
   currentTenant: MyTenant | null;
   /** True once GET /api/setup/status answered 200; false when it answered 403; null while unknown. */
   isPlatformAdmin: boolean | null;
-  /** Whether the caller is an admin of the current tenant. */
-  isTenantAdmin: boolean;
+  /** Whether the caller's role in the current tenant holds this system permission (what the service checks). */
+  holds(permission: SystemPermission): boolean;
   /** `{ 'X-Tenant': slug }` for tenant-scoped calls. */
   tenantHeaders: { 'X-Tenant': string } | undefined;
   selectTenant(slug: string): void;
@@ -224,7 +225,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     myTenantsError: (mine.error as ApiProblem | null) ?? null,
     currentTenant,
     isPlatformAdmin,
-    isTenantAdmin: currentTenant?.role === 'admin',
+    holds: (permission: SystemPermission) => currentTenant?.permissions.includes(permission) ?? false,
     tenantHeaders: tenantSlug ? { 'X-Tenant': tenantSlug } : undefined,
     selectTenant,
     signOut,

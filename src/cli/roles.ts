@@ -54,6 +54,8 @@ export function registerPermissionsCommands(program: Command, h: CommandHelpers)
           list,
           [
             { header: 'KEY', value: (p) => p.key },
+            // The service's own tenant: permissions (docs/roles.md#system-permissions), granted like any other.
+            { header: 'SYSTEM', value: (p) => (p.system ? 'yes' : '-') },
             { header: 'DESCRIPTION', value: (p) => p.description || '-' },
           ],
           styles(cmd).out,

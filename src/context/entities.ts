@@ -72,6 +72,8 @@ export interface Permission {
   readonly key: string;
   readonly description: string;
   readonly createdAt: Date;
+  /** One of the service's own `tenant:` permissions (docs/roles.md#system-permissions). */
+  readonly system: boolean;
 }
 
 /** A role: a platform role (built in or added) or a tenant's own. */

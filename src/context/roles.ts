@@ -7,7 +7,7 @@
 /** A role's key (`^[a-z0-9-]+$`, 1–64): a built-in, platform or tenant role. */
 export type RoleKey = string;
 
-/** The built-in role that administers a tenant in tenant-service, whatever its permissions. */
+/** The built-in role that holds every system permission (docs/roles.md#system-permissions). */
 export const ADMIN_ROLE: RoleKey = 'admin';
 /** The built-in role every other member falls back to. */
 export const MEMBER_ROLE: RoleKey = 'member';

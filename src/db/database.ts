@@ -23,6 +23,7 @@ import * as decisionFactsNotify from './migrations/017-decision-facts-notify';
 import * as directorySync from './migrations/018-directory-sync';
 import * as directoryExistingMembers from './migrations/019-directory-existing-members';
 import * as verifiedDomains from './migrations/024-verified-domains';
+import * as systemPermissions from './migrations/025-system-permissions';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '018-directory-sync': directorySync,
   '019-directory-existing-members': directoryExistingMembers,
   '024-verified-domains': verifiedDomains,
+  '025-system-permissions': systemPermissions,
 };
 
 /** The migrations this version knows, in the order they run. */

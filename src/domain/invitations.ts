@@ -5,8 +5,10 @@
  * accept runs for a caller who has no tenant yet. Tokens are 256-bit random secrets, stored only as
  * their sha256. Never sees req/res.
  *
- * An invitation is its inviter's act: when the inviter stops being an admin (demoted, removed,
- * left) their pending invitations are revoked in the same transaction (`revokeInvitationsSentBy`).
+ * An invitation is its inviter's act: when the inviter's role stops holding
+ * `tenant:invitations:write` (a role change, a removal, leaving) their pending invitations are
+ * revoked in the same transaction (`revokeInvitationsSentBy`); one whose inviter's role lost it
+ * by a role edit is revoked when someone tries to accept it.
  *
  * Events: each change records its event in its own transaction with `recordEvent`; the accept
  * link (never the token) goes into invitation.created/resent.
@@ -41,8 +43,17 @@ import type { Delivery, InvitationMail } from '../mail/invitation-mail';
 import { emailKey, sameEmail } from './email';
 import { memberData, recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
-import { ADMIN_ROLE, type RoleKey } from '../context/roles';
-import { requireRole } from './roles';
+import type { RoleKey } from '../context/roles';
+import type { SystemPermission } from '../context/permissions';
+import { checkGrantable, requireRole, rolePermissionsOf, type Grantor } from './roles';
+
+/** What inviting needs (the x-permission of the invitation operations). */
+const INVITATIONS_WRITE: SystemPermission = 'tenant:invitations:write';
+
+/** True while the member's role holds `tenant:invitations:write` (false when they are gone). */
+async function mayInvite(trx: Transaction, tenantId: string, role: RoleKey | undefined): Promise<boolean> {
+  return role !== undefined && ((await rolePermissionsOf(trx, tenantId)).get(role) ?? []).includes(INVITATIONS_WRITE);
+}
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -79,7 +90,7 @@ export interface InvitationContext {
    * The sending admin's user id and email. The id is null for a platform admin, who acts as
    * the operator (even when also a member): their invitations do not depend on a tenant role.
    */
-  inviter: { userId: string | null; email: string | null; name: string | null };
+  inviter: { userId: string | null; email: string | null; name: string | null; grantor?: Grantor };
   ttlHours: number;
   frontendBaseUrl: string | null;
   /** False when no mail is sent (`delivery: not_configured`). */
@@ -125,7 +136,8 @@ const undelivered = (ctx: InvitationContext): Delivery => (ctx.mailConfigured ? 
 
 /**
  * First statements of create and resend: the tenant still exists (FOR KEY SHARE, as a request
- * holds it), and the inviting member is still an admin, locked FOR SHARE until commit so a
+ * holds it), and the inviting member's role still holds `tenant:invitations:write`, the member
+ * locked FOR SHARE until commit so a
  * concurrent demotion or removal either waits and then revokes this invitation, or goes first
  * and this request is refused.
  */
@@ -133,8 +145,8 @@ async function lockInvitingAdmin(trx: Transaction, ctx: InvitationContext): Prom
   if (!(await lockTenantForKeyShare(trx, ctx.tenant.id))) throw new ApiError('tenantNotFound', `Tenant '${ctx.tenant.slug}' not found.`);
   if (ctx.inviter.userId === null) return;
   const inviter = await lockInviter(trx, ctx.tenant.id, ctx.inviter.userId);
-  if (inviter?.role !== ADMIN_ROLE) {
-    throw new ApiError('forbidden', `You are no longer an admin of tenant '${ctx.tenant.slug}'; another admin changed your membership.`);
+  if (!(await mayInvite(trx, ctx.tenant.id, inviter?.role))) {
+    throw new ApiError('accessDenied', `Your role in tenant '${ctx.tenant.slug}' no longer holds permission '${INVITATIONS_WRITE}'; another member changed your membership.`);
   }
 }
 
@@ -154,7 +166,9 @@ export async function createInvitation(
   const { token, hash } = newInvitationToken();
   const row = await withTenant(db, ctx.tenant.id, async (trx) => {
     await lockInvitingAdmin(trx, ctx);
-    await requireRole(trx, ctx.tenant.id, input.role);
+    const role = await requireRole(trx, ctx.tenant.id, input.role);
+    // Inviting with a role grants it: never beyond what the inviter holds.
+    checkGrantable(ctx.inviter.userId === null ? null : (ctx.inviter.grantor ?? []), role.permissions, `Inviting with role '${input.role}'`);
     if (await memberWithEmailExists(trx, ctx.tenant.id, emailKey(email))) {
       throw new ApiError('conflict', `A member of this tenant already has the email '${email}'.`);
     }
@@ -314,9 +328,9 @@ export async function acceptInvitation(
     // The invitation names its tenant (no header does): a suspended one is refused here as well.
     const closed = statusRefusal(tenant.slug, tenant.status);
     if (closed) throw closed;
-    // Revoked when the inviter lost the admin role; this catches one sent before that rule
-    // existed: it is revoked now (committed), and the answer is the same 404.
-    if (inv.invited_by !== null && (await roleOfMember(trx, tenantId, inv.invited_by)) !== ADMIN_ROLE) {
+    // Revoked when the inviter's role no longer holds tenant:invitations:write (a role edited
+    // since, or an invitation older than that rule): revoked now (committed), the same 404.
+    if (inv.invited_by !== null && !(await mayInvite(trx, tenantId, await roleOfMember(trx, tenantId, inv.invited_by)))) {
       await revokeInvitationsSentBy(trx, origin, tenantId, inv.invited_by);
       return 'inviterGone';
     }

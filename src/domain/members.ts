@@ -9,14 +9,20 @@
 import type { Member } from '../context/entities';
 import { directoryStateOfMembers } from '../db/queries/directory-list';
 import { clearRemoval, markRemoved } from '../db/queries/member-removals';
-import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockAdmins, lockMemberForDelete, membersPage, setMemberRole } from '../db/queries/members';
+import { deleteMember, findMemberForUpdate, insertMemberIfAbsent, lockMemberAdministrators, lockMemberForDelete, type MemberAdministrator, membersPage, setMemberRole } from '../db/queries/members';
 import { withSavepoint, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { memberData, recordEvent, type EventOrigin } from './events';
 import { revokeInvitationsSentBy } from './invitations';
 import { pageByCreation } from './pagination';
-import { requireRole, rolePermissionsOf } from './roles';
+import { administers, administrationRefusal, checkGrantable, requireRole, rolePermissionsOf, type Grantor } from './roles';
 import { ADMIN_ROLE, type RoleKey } from '../context/roles';
+import { ADMINISTRATION_PERMISSIONS, type SystemPermission } from '../context/permissions';
+
+/** What changing a membership needs (the x-permission of removeMember and updateMemberRole). */
+const MEMBERS_WRITE: SystemPermission = 'tenant:members:write';
+/** What inviting needs: a member whose role stops holding it loses their pending invitations. */
+const INVITATIONS_WRITE: SystemPermission = 'tenant:invitations:write';
 
 /** A member and the permissions of their role (sorted). */
 export interface MemberWithPermissions {
@@ -61,18 +67,38 @@ export async function addMember(trx: Transaction, origin: EventOrigin, tenantId:
 
 /**
  * Who is changing membership: the caller's own user id in the tenant, or null for a platform
- * admin who is not a member. A tenant admin demoted by a concurrent request loses the right
- * to change anything once the admin rows are locked.
+ * admin (who is not a member, or acts as the operator); and what they may grant. A member whose
+ * role stopped holding `tenant:members:write` in a concurrent request loses the right to change
+ * anything once the administrators' rows are locked.
  */
 export interface MembershipActor {
   userId: string | null;
+  /** The permissions of the actor's role; null for a platform admin (grants anything). */
+  grantor?: Grantor;
 }
 
-/** After the admin rows are locked: the acting member must still be one of them. */
-function assertStillAdmin(actor: MembershipActor, admins: readonly string[]): void {
-  if (actor.userId !== null && !admins.includes(actor.userId)) {
-    throw new ApiError('forbidden', 'You are no longer an admin of this tenant; another admin changed your role.');
+/**
+ * The membership changes' locks (src/db/queries/members.ts): the rows of the members who may
+ * change memberships, each saying whether it also holds every administration permission.
+ */
+function lockAdministrators(sp: Transaction, tenantId: string): Promise<MemberAdministrator[]> {
+  return lockMemberAdministrators(sp, tenantId, MEMBERS_WRITE, ADMINISTRATION_PERMISSIONS);
+}
+
+/** After the rows are locked: the acting member's role must still hold `tenant:members:write`. */
+function assertStillAllowed(actor: MembershipActor, locked: readonly MemberAdministrator[]): void {
+  if (actor.userId !== null && !locked.some((a) => a.userId === actor.userId)) {
+    throw new ApiError('accessDenied', `Your role no longer holds permission '${MEMBERS_WRITE}'; another member changed it.`);
   }
+}
+
+const adminsOf = (locked: readonly MemberAdministrator[]) => locked.filter((a) => a.role === ADMIN_ROLE);
+
+/** 409 when `userId` is the last member holding every administration permission and stops holding them. */
+function assertAdministrationKept(locked: readonly MemberAdministrator[], userId: string): void {
+  if (!locked.some((a) => a.userId === userId && a.holdsAll)) return;
+  const refusal = administrationRefusal(locked.filter((a) => a.holdsAll && a.userId !== userId).length);
+  if (refusal) throw refusal;
 }
 
 /**
@@ -101,16 +127,17 @@ async function inSavepointRefusingDeadlock<T>(trx: Transaction, fn: (sp: Transac
 export async function removeMember(trx: Transaction, origin: EventOrigin, tenantId: string, userId: string, actor: MembershipActor = { userId: null }): Promise<void> {
   await inSavepointRefusingDeadlock(trx, async (sp) => {
     const locked = await lockMemberForDelete(sp, tenantId, userId);
-    const admins = await lockAdmins(sp, tenantId);
-    assertStillAdmin(actor, admins);
+    const administrators = await lockAdministrators(sp, tenantId);
+    assertStillAllowed(actor, administrators);
     if (!locked) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
     const target = (await findMemberForUpdate(sp, tenantId, userId))!;
-    if (target.role === ADMIN_ROLE && admins.length <= 1) {
+    if (target.role === ADMIN_ROLE && adminsOf(administrators).length <= 1) {
       throw new ApiError(
         'conflict',
         'The last admin of a tenant cannot be removed; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).',
       );
     }
+    assertAdministrationKept(administrators, userId);
     await revokeInvitationsSentBy(sp, origin, tenantId, userId);
     await deleteMember(sp, tenantId, userId);
     // Their identity provider may still name the tenant: the mark keeps claims from undoing this.
@@ -133,16 +160,17 @@ export async function leaveTenant(trx: Transaction, origin: EventOrigin, tenantI
   if (userId === null) throw new ApiError('notFound', `You are not a member of tenant '${tenantSlug}', so there is no membership to leave.`);
   return inSavepointRefusingDeadlock(trx, async (sp) => {
     const locked = await lockMemberForDelete(sp, tenantId, userId);
-    const admins = await lockAdmins(sp, tenantId);
+    const administrators = await lockAdministrators(sp, tenantId);
     // Removed by an admin while this request waited.
     if (!locked) throw new ApiError('notFound', `You are no longer a member of tenant '${tenantSlug}'.`);
     const me = (await findMemberForUpdate(sp, tenantId, userId))!;
-    if (me.role === ADMIN_ROLE && admins.length <= 1) {
+    if (me.role === ADMIN_ROLE && adminsOf(administrators).length <= 1) {
       throw new ApiError(
         'conflict',
         `You are the last admin of tenant '${tenantSlug}' and cannot leave it; make another member admin first with PATCH /api/tenant/members/{user_id} {"role":"admin"} (updateMemberRole).`,
       );
     }
+    assertAdministrationKept(administrators, userId);
     const revoked = await revokeInvitationsSentBy(sp, origin, tenantId, userId);
     await deleteMember(sp, tenantId, userId);
     await markRemoved(sp, tenantId, me, 'left');
@@ -177,8 +205,8 @@ export async function updateMemberRole(
   actor: MembershipActor = { userId: null },
 ): Promise<RoleChange> {
   return inSavepointRefusingDeadlock(trx, async (sp) => {
-    const admins = await lockAdmins(sp, tenantId);
-    assertStillAdmin(actor, admins);
+    const administrators = await lockAdministrators(sp, tenantId);
+    assertStillAllowed(actor, administrators);
     const target = await findMemberForUpdate(sp, tenantId, userId);
     if (!target) throw new ApiError('notFound', `No member with user id ${userId} in this tenant.`);
     const { permissions } = await requireRole(sp, tenantId, role);
@@ -191,9 +219,11 @@ export async function updateMemberRole(
         `Member ${userId} is managed by the tenant's directory (SCIM), whose groups give their role: change their groups in the directory, or the group_roles mapping (PUT /api/tenant/scim); a role set here would not stay.`,
       );
     }
-    if (target.role === ADMIN_ROLE && admins.length <= 1) {
+    checkGrantable(actor.grantor ?? null, permissions, `Role '${role}'`);
+    if (target.role === ADMIN_ROLE && adminsOf(administrators).length <= 1) {
       throw new ApiError('conflict', 'The last admin of a tenant cannot be demoted; make another member admin first.');
     }
+    if (!administers(permissions)) assertAdministrationKept(administrators, userId);
     const member = await setMemberRole(sp, tenantId, userId, role);
     await recordEvent(sp, origin, {
       action: 'member.role_changed',
@@ -201,8 +231,8 @@ export async function updateMemberRole(
       target: { type: 'member', id: userId },
       data: { member: memberData(member), before: { role: target.role }, after: { role } },
     });
-    // An invitation is its inviter's act, and only admins invite.
-    if (target.role === ADMIN_ROLE) await revokeInvitationsSentBy(sp, origin, tenantId, userId);
+    // An invitation is its inviter's act: one whose new role may not invite takes theirs back.
+    if (!permissions.includes(INVITATIONS_WRITE)) await revokeInvitationsSentBy(sp, origin, tenantId, userId);
     return { member, previousRole: target.role, changed: true, permissions, directory };
   });
 }

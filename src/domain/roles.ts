@@ -5,6 +5,7 @@
  * Every change records its event in its transaction.
  */
 import { ADMIN_ROLE, MEMBER_ROLE, type RoleKey } from '../context/roles';
+import { ADMINISTRATION_PERMISSIONS, isReservedPermissionKey, isSystemPermission, SYSTEM_PERMISSIONS, SYSTEM_PERMISSION_PREFIX } from '../context/permissions';
 import type { Permission, Role } from '../context/entities';
 import {
   countPermissions,
@@ -14,6 +15,7 @@ import {
   countTenantRoles,
   countTenantsWithRoleKey,
   deletePermissionRow,
+  selectPermission,
   deletePlatformRoleRow,
   deleteTenantRoleRow,
   insertPermission,
@@ -33,6 +35,7 @@ import {
   unknownPermissions,
   updatePlatformRoleRow,
   updateTenantRoleRow,
+  countAdministratorsBesidesRole,
 } from '../db/queries/roles';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -43,6 +46,47 @@ import { recordEvent, type EventOrigin } from './events';
 export const ROLE_LIMITS = { permissions: 500, platformRoles: 100, tenantRoles: 50, permissionsPerRole: 100 } as const;
 
 const BUILT_IN: readonly RoleKey[] = [ADMIN_ROLE, MEMBER_ROLE];
+/** The built-in role that holds every system permission, always (docs/roles.md#system-permissions). */
+const HOLDS_EVERY_SYSTEM_PERMISSION: RoleKey = ADMIN_ROLE;
+
+/**
+ * Who grants, in a tenant: the permissions of the role they act with, or null for a platform
+ * admin (the operator grants anything). A member never grants a system permission their own
+ * role does not hold (docs/roles.md#granting-what-you-hold).
+ */
+export type Grantor = readonly string[] | null;
+
+/** 403 naming the first system permission of `permissions` the grantor does not hold. */
+export function checkGrantable(grantor: Grantor, permissions: readonly string[], what: string): void {
+  if (grantor === null) return;
+  const missing = [...permissions].sort().find((p) => isSystemPermission(p) && !grantor.includes(p));
+  if (missing !== undefined) {
+    throw new ApiError('accessDenied', `${what} would grant permission '${missing}', which your own role does not hold; a member never grants a permission they do not hold.`);
+  }
+}
+
+/** The grantor of a tenant request: a platform admin grants anything, a member what their role holds. */
+export function grantorOf(ctx: { readonly caller: { readonly isPlatformAdmin: boolean }; readonly membership: { readonly permissions: readonly string[] } | null }): Grantor {
+  return ctx.caller.isPlatformAdmin ? null : (ctx.membership?.permissions ?? []);
+}
+
+/**
+ * 409 when a role change would leave nobody able to administer the tenant's people: no member
+ * holding every administration permission. `others` counts the members holding them all
+ * besides those the change takes them from.
+ */
+export function administrationRefusal(others: number): ApiError | null {
+  if (others > 0) return null;
+  return new ApiError(
+    'conflict',
+    `This change would leave no member of the tenant holding both ${ADMINISTRATION_PERMISSIONS.map((p) => `'${p}'`).join(' and ')}; give another member a role holding both first.`,
+  );
+}
+
+/** True when the permissions hold every administration permission. */
+export function administers(permissions: readonly string[]): boolean {
+  return ADMINISTRATION_PERMISSIONS.every((p) => permissions.includes(p));
+}
 
 /** What a role's event carries. */
 function roleData(r: Role): Record<string, unknown> {
@@ -55,6 +99,9 @@ export async function listPermissions(db: Database): Promise<Permission[]> {
 
 /** Adds a permission to the catalogue: 409 when its key exists or the catalogue is full. */
 export async function createPermission(db: Database, origin: EventOrigin, p: { key: string; description?: string }): Promise<Permission> {
+  if (isReservedPermissionKey(p.key)) {
+    throw new ApiError('validation', `body.key '${p.key}' starts with '${SYSTEM_PERMISSION_PREFIX}', the prefix of the service's own system permissions; a product permission needs another prefix.`);
+  }
   return withService(db, async (trx) => {
     await lockPermissionCatalogue(trx);
     if ((await countPermissions(trx)) >= ROLE_LIMITS.permissions) {
@@ -70,6 +117,9 @@ export async function createPermission(db: Database, origin: EventOrigin, p: { k
 /** Deletes a permission and takes it out of every role in the same transaction. */
 export async function deletePermission(db: Database, origin: EventOrigin, key: string): Promise<{ permission: Permission; platformRoles: string[] }> {
   return withService(db, async (trx) => {
+    if ((await selectPermission(trx, key))?.system) {
+      throw new ApiError('validation', `'${key}' is a system permission: it guards the service's own tenant operations and cannot be deleted.`);
+    }
     const gone = await deletePermissionRow(trx, key);
     if (!gone) throw new ApiError('notFound', `No permission '${key}' in the catalogue.`);
     await recordEvent(trx, origin, {
@@ -157,7 +207,9 @@ export async function updatePlatformRole(db: Database, origin: EventOrigin, key:
   return withService(db, async (trx) => {
     const before = await selectPlatformRole(trx, key, true);
     if (!before) throw new ApiError('notFound', `No platform role '${key}'.`);
-    const permissions = await checkedPermissions(trx, input.permissions);
+    // The built-in admin keeps every system permission whatever the replacement lists.
+    const asked = key === HOLDS_EVERY_SYSTEM_PERMISSION ? [...input.permissions, ...SYSTEM_PERMISSIONS] : input.permissions;
+    const permissions = await checkedPermissions(trx, asked);
     await updatePlatformRoleRow(trx, key, { name: input.name, description: input.description ?? '' });
     await setPlatformRolePermissions(trx, key, permissions);
     const after = (await selectPlatformRole(trx, key))!;
@@ -196,7 +248,8 @@ function platformRoleHere(key: RoleKey): ApiError {
   return new ApiError('forbidden', `'${key}' is a platform role: platform roles are changed by platform admins under /api/setup/roles only.`);
 }
 
-export async function createTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, input: RoleInput): Promise<Role> {
+export async function createTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, input: RoleInput, grantor: Grantor = null): Promise<Role> {
+  checkGrantable(grantor, input.permissions ?? [], `Role '${input.key}'`);
   await lockRoleKeys(trx);
   if (await selectPlatformRole(trx, input.key)) throw new ApiError('conflict', `'${input.key}' is a platform role's key; a tenant role needs another key.`);
   if (await selectTenantRole(trx, tenantId, input.key)) throw new ApiError('conflict', `This tenant already has a role '${input.key}'.`);
@@ -211,12 +264,19 @@ export async function createTenantRole(trx: Transaction, origin: EventOrigin, te
   return role;
 }
 
-export async function updateTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, key: RoleKey, input: RoleReplacement): Promise<Role> {
+export async function updateTenantRole(trx: Transaction, origin: EventOrigin, tenantId: string, key: RoleKey, input: RoleReplacement, grantor: Grantor = null): Promise<Role> {
   if (await selectPlatformRole(trx, key)) throw platformRoleHere(key);
   checkKeyUnchanged(key, input.key);
+  // Only what is added is granted: a member may keep, or take away, what they do not hold.
   const before = await selectTenantRole(trx, tenantId, key, true);
   if (!before) throw new ApiError('notFound', `No role '${key}' in this tenant.`);
+  checkGrantable(grantor, input.permissions.filter((p) => !before.permissions.includes(p)), `Role '${key}'`);
   const permissions = await checkedPermissions(trx, input.permissions);
+  if (administers(before.permissions) && !administers(permissions)) {
+    // The role's holders stop administering: somebody else must still do it.
+    const refusal = administrationRefusal(await countAdministratorsBesidesRole(trx, tenantId, key, ADMINISTRATION_PERMISSIONS));
+    if (refusal) throw refusal;
+  }
   await updateTenantRoleRow(trx, tenantId, key, { name: input.name, description: input.description ?? '' });
   await setTenantRolePermissions(trx, tenantId, key, permissions);
   const after = (await selectTenantRole(trx, tenantId, key))!;

@@ -17,6 +17,7 @@ import type {
   RevokeInvitationResponses,
 } from '../../generated/types.gen';
 import type { InvitationRecord } from '../db/queries/invitations';
+import { grantorOf } from '../domain/roles';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
 import { statusRefusal } from '../tenancy/decide';
@@ -57,6 +58,7 @@ function invitationContext(ctx: EnteredTenant): invitations.InvitationContext {
       userId: ctx.caller.isPlatformAdmin ? null : (ctx.membership?.userId ?? null),
       email: ctx.membership?.email ?? ctx.caller.email,
       name: ctx.membership?.displayName ?? ctx.caller.name,
+      grantor: grantorOf(ctx),
     },
     ttlHours: ctx.config.invitationTtlHours,
     frontendBaseUrl: ctx.config.frontendBaseUrl,

@@ -41,7 +41,7 @@ export function toMember(m: MemberEntry, permissions: readonly string[]): Member
 }
 
 export function toPermission(p: PermissionEntry): Permission {
-  return { key: p.key, description: p.description, created_at: iso(p.createdAt) };
+  return { key: p.key, description: p.description, created_at: iso(p.createdAt), system: p.system };
 }
 
 export function toRole(r: RoleEntry): Role {

@@ -46,7 +46,8 @@ export const createPermission = authenticated(async (ctx, input: HandlerInput<Cr
 export const deletePermission = authenticated(async (ctx, input: HandlerInput<DeletePermissionData>): Promise<Reply<DeletePermissionResponses>> => {
   const gone = await roles.deletePermission(ctx.services.db, originOf(ctx), input.path.permission_key);
   ctx.log.info({ permission: gone.permission.key, platform_roles: gone.platformRoles }, 'Permission deleted');
-  return { status: 200, body: { ...toPermission(gone.permission), removed_from_platform_roles: gone.platformRoles } };
+  const { system: _system, ...deleted } = toPermission(gone.permission);
+  return { status: 200, body: { ...deleted, removed_from_platform_roles: gone.platformRoles } };
 });
 
 export const listPlatformRoles = authenticated(async (ctx): Promise<Reply<ListPlatformRolesResponses>> => ({
@@ -88,13 +89,13 @@ export const getTenantRole = tenantScoped(async (ctx, input: HandlerInput<GetTen
 }));
 
 export const createTenantRole = tenantScoped(async (ctx, input: HandlerInput<CreateTenantRoleData>): Promise<Reply<CreateTenantRoleResponses>> => {
-  const role = await roles.createTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.body);
+  const role = await roles.createTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.body, roles.grantorOf(ctx));
   ctx.log.info({ role: role.key }, 'Tenant role created');
   return { status: 201, body: toRole(role) };
 });
 
 export const updateTenantRole = tenantScoped(async (ctx, input: HandlerInput<UpdateTenantRoleData>): Promise<Reply<UpdateTenantRoleResponses>> => {
-  const role = await roles.updateTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.role_key, input.body);
+  const role = await roles.updateTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.role_key, input.body, roles.grantorOf(ctx));
   ctx.log.info({ role: role.key }, 'Tenant role updated');
   return { status: 200, body: toRole(role) };
 });

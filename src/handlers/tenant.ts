@@ -18,6 +18,7 @@ import type {
 import { originOf } from '../domain/events';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
+import { grantorOf } from '../domain/roles';
 import type { TenantContext } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { issueMemberToken } from '../domain/tenant-tokens';
@@ -70,7 +71,7 @@ export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberD
  * role the domain re-checks under lock (a concurrent demotion).
  */
 function actorOf(ctx: TenantContext): MembershipActor {
-  return { userId: ctx.caller.isPlatformAdmin ? null : (ctx.membership?.userId ?? null) };
+  return { userId: ctx.caller.isPlatformAdmin ? null : (ctx.membership?.userId ?? null), grantor: grantorOf(ctx) };
 }
 
 export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveMemberData>): Promise<Reply<RemoveMemberResponses>> => {

@@ -2,10 +2,11 @@
  * Caller-level access, from the operation's `x-access`: the one place that decides who may call
  * an operation before any tenant is entered. Levels: public, caller (any verified token),
  * platformAdmin, tenantMember (a member of the resolved tenant, or a platform admin), tenantAdmin
- * (an admin of it, or a platform admin) and tenantPlatformAdmin (a platform admin acting in the
- * resolved tenant; its own admins may not: adding a person directly is the operator's act, tenant
- * admins invite). The tenant levels need the tenant's facts, so they are decided with tenant
- * entry and membership by src/tenancy/decide.ts.
+ * (a member whose role holds the operation's `x-permission`, or a platform admin) and
+ * tenantPlatformAdmin (a platform admin acting in the resolved tenant; its own admins may not:
+ * adding a person directly is the operator's act, tenant admins invite). The tenant levels and
+ * `x-permission` (docs/roles.md#system-permissions) need the tenant's facts, so they are decided
+ * with tenant entry and membership by src/tenancy/decide.ts.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ApiError } from '../errors';

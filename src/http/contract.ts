@@ -1,10 +1,11 @@
 /**
  * The operations of openapi.yaml as the server uses them: method, path template, access level
- * (`x-access`), rate-limit counter (`x-rate-limit`) and whether the operation takes a body.
+ * (`x-access`), the system permission a tenant operation needs (`x-permission`), rate-limit counter (`x-rate-limit`) and whether the operation takes a body.
  * Read once at boot; a contract that breaks the conventions (an /api operation without either
  * extension, an unknown access level, one counter declared with two limits) stops the boot.
  */
 import { loadOpenApiDocument } from '../openapi-document';
+import { isSystemPermission, SYSTEM_PERMISSIONS, type SystemPermission } from '../context/permissions';
 
 export const ACCESS_LEVELS = ['public', 'caller', 'platformAdmin', 'tenantMember', 'tenantAdmin', 'tenantPlatformAdmin', 'scimToken'] as const;
 export type AccessLevel = (typeof ACCESS_LEVELS)[number];
@@ -56,6 +57,23 @@ export interface ContractOperation {
   readonly errorFormat: 'service' | 'scim';
   /** The JSON media types the requestBody declares (`application/json`, `application/scim+json`). */
   readonly bodyTypes: readonly string[];
+  /**
+   * `x-permission`: the system permission a member's role must hold to call a tenant operation
+   * (docs/roles.md#system-permissions); null when any member may. Required on `tenantAdmin`
+   * operations, allowed on `tenantMember` ones, on no other level.
+   */
+  readonly permission: SystemPermission | null;
+}
+
+/** The operation's `x-permission`, checked against its access level and the system permissions. */
+function readPermission(where: string, access: AccessLevel, raw: unknown): SystemPermission | null {
+  if (raw === undefined) {
+    if (access === 'tenantAdmin') throw new Error(`openapi.yaml: ${where} is tenantAdmin and needs x-permission (${SYSTEM_PERMISSIONS.join(' | ')})`);
+    return null;
+  }
+  if (access !== 'tenantAdmin' && access !== 'tenantMember') throw new Error(`openapi.yaml: ${where} is ${access}; x-permission is for tenantAdmin and tenantMember operations only`);
+  if (typeof raw !== 'string' || !isSystemPermission(raw)) throw new Error(`openapi.yaml: ${where} x-permission must be a system permission (${SYSTEM_PERMISSIONS.join(' | ')})`);
+  return raw;
 }
 
 /** The inline query parameters of an operation whose schema is an array. */
@@ -156,6 +174,7 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
           arrayQueryParams: readArrayQueryParams(op),
           errorFormat,
           bodyTypes,
+          permission: readPermission(where, access as AccessLevel, op['x-permission']),
         }),
       );
     }

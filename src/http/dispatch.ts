@@ -90,7 +90,7 @@ async function run(handler: AnyHandler, op: ContractOperation, ctx: HandlerConte
       if (op.access !== 'tenantMember' && op.access !== 'tenantAdmin' && op.access !== 'tenantPlatformAdmin') {
         throw new Error(`handler '${op.operationId}' is a tenant handler but x-access is '${op.access}'`);
       }
-      const access = { level: op.access, method: op.method, path: op.path };
+      const access = { level: op.access, permission: op.permission, method: op.method, path: op.path };
       const header = tenantHeader(req);
       const actx = ctx as AuthenticatedContext;
       if (handler.kind === 'tenantRead') {

@@ -98,11 +98,25 @@ export function roleOfToken(keys: readonly RoleKey[], available: Readonly<Record
   return keys.find(has) ?? MEMBER_ROLE;
 }
 
-/** The operation's tenant access level (x-access), with what names it in a refusal. */
+/** The operation's tenant access level (x-access) and permission (x-permission), with what names it in a refusal. */
 export interface TenantAccess {
   readonly level: 'tenantMember' | 'tenantAdmin' | 'tenantPlatformAdmin';
+  /** The system permission the caller's role must hold (docs/roles.md#system-permissions); null: any member. */
+  readonly permission: string | null;
   readonly method: string;
   readonly path: string;
+}
+
+/**
+ * The operation's permission against the role the caller acts with (null: admitted). A platform
+ * admin keeps the platform's powers over the tenant whatever their membership holds.
+ */
+export function permissionRefusal(slug: string, access: TenantAccess, role: RoleKey | null, permissions: readonly string[], isPlatformAdmin: boolean): ApiError | null {
+  if (access.permission === null || isPlatformAdmin || permissions.includes(access.permission)) return null;
+  return new ApiError(
+    'accessDenied',
+    `${role === null ? 'The caller' : `Role '${role}'`} in tenant '${slug}' does not hold permission '${access.permission}', which ${access.method} ${access.path} needs.`,
+  );
 }
 
 export type EntryDecision =
@@ -356,10 +370,10 @@ export function decideEntry(request: EntryRequest, facts: TenantFacts | null, ca
   if (access.level === 'tenantPlatformAdmin' && !caller.isPlatformAdmin) {
     return refuse(new ApiError('forbidden', `Only platform admins may call ${access.method} ${access.path}, not the tenant's own admins.`));
   }
-  if (access.level === 'tenantAdmin' && role !== 'admin' && !caller.isPlatformAdmin) {
-    return refuse(new ApiError('forbidden', `Only admins of tenant '${facts.slug}' may call ${access.method} ${access.path}.`));
-  }
   const permissions = role === null ? [] : (Object.prototype.hasOwnProperty.call(facts.rolePermissions, role) ? facts.rolePermissions[role]! : []);
+  // The operation's x-permission, held by the role the caller acts with; no role is named here.
+  const denied = permissionRefusal(facts.slug, access, role, permissions, caller.isPlatformAdmin);
+  if (denied) return refuse(denied);
   return { kind: 'enter', source: sourceOf(request), provision, role: setRole, permissions, ...(bindMember ? { bindMember } : {}), ...(byDomain ? { joinedByDomain: byDomain.domain } : {}) };
 }
 

@@ -79,3 +79,22 @@ it('the built-in roles cannot be deleted (exit 1, as the server words it)', asyn
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/built-in role 'admin' cannot be deleted/);
 });
+
+it('system permissions: listed as such, never deleted, and an "IT admin" tenant role built from them', async () => {
+  const table = await tenantctl(['permissions', 'list']);
+  expect(table.stdout).toMatch(/^KEY\s+SYSTEM\s+DESCRIPTION/m);
+  expect(table.stdout).toMatch(/^tenant:directory:manage\s+yes\s+/m);
+  const gone = await tenantctl(['permissions', 'delete', 'tenant:directory:manage']);
+  expect(gone.code).toBe(1);
+  expect(gone.stderr).toMatch(/system permission/);
+  expect((await tenantctl(['permissions', 'create', 'tenant:billing:read'])).code).toBe(1);
+
+  const tenant = await createTenant();
+  const key = unique('it-admin');
+  const perms = 'tenant:directory:manage,tenant:sso:manage,tenant:domains:manage,tenant:members:read';
+  const made = await tenantctl(['roles', 'create', key, '--tenant', tenant.slug, '--name', 'IT admin', '--permissions', perms, '--format', 'json']);
+  expect(made.code).toBe(0);
+  expect(JSON.parse(made.stdout)).toMatchObject({ key, scope: 'tenant', permissions: perms.split(',').sort() });
+  const admin = JSON.parse((await tenantctl(['roles', 'get', 'admin', '--format', 'json'])).stdout) as Role;
+  expect(admin.permissions).toEqual(expect.arrayContaining(perms.split(',')));
+});

@@ -152,7 +152,7 @@ browserTest(
     const tab = await openConsole(h, { token: tokenFor({ sub: member.subject, email: member.email }), tenant: tenant.slug, path: '/tenant/directory' });
     const { page } = tab;
     await page.getByRole('heading', { name: 'Directory', level: 1 }).waitFor();
-    await page.getByRole('alert').getByText(`this page is for admins of "${tenant.name}", and your role there is member`).waitFor();
+    await page.getByRole('alert').getByText(`this page needs the permission tenant:directory:manage in "${tenant.name}", and your role there (member) does not hold it`, { exact: false }).waitFor();
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Directory' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Create a token' }).count()).toBe(0);
     expect(tab.problems).toEqual([]);

@@ -42,12 +42,12 @@ browserTest(
 
     await page.goto(`${h.base}/console/tenant/invitations`);
     await page.getByRole('heading', { name: 'Invitations', level: 1 }).waitFor();
-    await page.getByRole('alert').getByText(`this page is for admins of "${tenant.name}", and your role there is member`).waitFor();
+    await page.getByRole('alert').getByText(`this page needs the permission tenant:invitations:write in "${tenant.name}", and your role there (member) does not hold it`, { exact: false }).waitFor();
     expect(await main.getByRole('button', { name: 'Send invitation' }).count()).toBe(0);
     await checkPage(page, 'refusal-tenant-invitations');
 
     await page.goto(`${h.base}/console/tenant/events`);
-    await page.getByRole('alert').getByText(/this page is for admins of/).waitFor();
+    await page.getByRole('alert').getByText(/this page needs the permission tenant:events:read/).waitFor();
 
     await page.goto(`${h.base}/console/admin/tenants`);
     await page.getByRole('heading', { name: 'All tenants', level: 1 }).waitFor();

@@ -47,6 +47,19 @@ describe('x-access and x-rate-limit', () => {
     expect(() => readContractOperations(twoLimits as never)).toThrow(/counter 'api' has two limits/);
   });
 
+  it('x-permission: required on tenantAdmin operations, a system permission, and on tenant operations only', () => {
+    expect(readContractOperations(raw() as never).find((o) => o.operationId === 'listTenantEvents')?.permission).toBe('tenant:events:read');
+    const none = raw();
+    delete none.paths['/api/tenant/events']!.get!['x-permission'];
+    expect(() => readContractOperations(none as never)).toThrow(/GET \/api\/tenant\/events \(listTenantEvents\) is tenantAdmin and needs x-permission/);
+    const unknown = raw();
+    unknown.paths['/api/tenant/events']!.get!['x-permission'] = 'tenant:events:readd';
+    expect(() => readContractOperations(unknown as never)).toThrow(/x-permission must be a system permission/);
+    const platform = raw();
+    platform.paths['/api/setup/tenants']!.get!['x-permission'] = 'tenant:members:read';
+    expect(() => readContractOperations(platform as never)).toThrow(/is platformAdmin; x-permission is for tenantAdmin and tenantMember operations only/);
+  });
+
   it('x-forwarded-methods: the decision answers the methods gateways forward; a bad list stops the boot', () => {
     const ops = readContractOperations(raw() as never);
     const decision = ops.find((o) => o.operationId === 'decideTenantAccess')!;

@@ -47,6 +47,7 @@ describe('GET /openapi.json and /openapi.yaml', () => {
     expect(create.description).toContain('**Access** (`x-access: platformAdmin`): platform admins only.');
     expect(create.description).toContain('**Rate limit** (`x-rate-limit`): 10 requests per hour per caller (per client address without a valid token), counter `setup-create`.');
     expect(r.body.paths['/healthz'].get.description).toContain('**Rate limit**: none.');
+    expect(r.body.paths['/api/tenant/events'].get.description).toContain("**Permission** (`x-permission`): the caller's role holds `tenant:events:read`");
     for (const item of Object.values(r.body.paths as Record<string, Record<string, { description?: string }>>)) {
       for (const op of Object.values(item).filter((o) => typeof o === 'object' && o !== null && 'operationId' in o)) expect(op.description).toMatch(/\*\*Access\*\* \(`x-access: \w+`\)/);
     }

@@ -23,6 +23,7 @@ import jwt from 'jsonwebtoken';
 import { waitForPort, writeCaddyfile, writeNginxConfig } from '../../bench/scenarios/example-gateways';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../helpers/factories';
+import { SYSTEM_PERMISSIONS } from '../../src/context/permissions';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const NGINX = '/usr/sbin/nginx';
@@ -193,6 +194,13 @@ for (const gateway of GATEWAYS) {
       await product?.stop();
     });
 
+    /**
+     * The role's permissions as the product sees them on the catch-all route: the nginx example
+     * forwards X-Tenant-Permissions there, the Caddy one does not (Caddy 2.6 would copy an empty
+     * answer's header as its placeholder's text), so its product sees none.
+     */
+    const forwarded = (permissions: string[]) => (gateway.name.startsWith('nginx') ? permissions : []);
+
     /** The product's request lines since `mark`. */
     const seenSince = (mark: number) => product.seen().slice(mark);
     /**
@@ -212,7 +220,7 @@ for (const gateway of GATEWAYS) {
       const forged = { 'X-Tenant-Id': crypto.randomUUID(), 'X-Tenant-Role': 'owner', 'X-User-Id': crypto.randomUUID(), 'X-User-Issuer': 'https://forged.example', 'X-Tenant-Token': 'forged' };
       const r = await send(port, 'GET', '/whoami', { Authorization: `Bearer ${token}`, 'X-Tenant': tenant.slug, ...forged });
       expect(r.status).toBe(200);
-      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: [], userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
+      expect(JSON.parse(r.body)).toEqual({ tenantId: tenant.id, tenantSlug: tenant.slug, role: 'admin', permissions: forwarded([...SYSTEM_PERMISSIONS]), userId: user.id, subject: user.subject, idpIssuer: user.issuer, via: 'gateway' });
       expect(seenSince(mark)).toEqual([
         {
           msg: 'request',
@@ -221,7 +229,7 @@ for (const gateway of GATEWAYS) {
           x_tenant_id: tenant.id,
           x_tenant_slug: tenant.slug,
           x_tenant_role: 'admin',
-          x_tenant_permissions: null, // the role holds none
+          x_tenant_permissions: forwarded([...SYSTEM_PERMISSIONS]).join(' ') || null, // admin holds every system permission
           x_user_id: user.id,
           x_user_subject: user.subject,
           x_user_issuer: user.issuer,
@@ -308,7 +316,7 @@ for (const gateway of GATEWAYS) {
       expect(JSON.parse(allowed.body)).toEqual({ tenant_id: tenant.id, amount: 5, created_by: accountant.id });
       // Elsewhere the plain member is still admitted, and a forged permissions header is dropped.
       const who = await send(port, 'GET', '/whoami', { ...as(plain), 'X-Tenant-Permissions': 'invoices:write' });
-      expect(JSON.parse(who.body)).toMatchObject({ role: 'member', permissions: [] });
+      expect(JSON.parse(who.body)).toMatchObject({ role: 'member', permissions: forwarded(['tenant:members:read']) });
     });
 
     it('a stranger, an unknown tenant and a bad token are refused with the service status; the product is never reached', async () => {

@@ -6,10 +6,12 @@
 import { decideEntry, decideProductAccess, refusalOf, roleOfToken, tokenRole, tokenSpeaksForRole, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 import { requestedTenant } from '../../src/tenancy/resolve';
 import type { RoleKey } from '../../src/context/roles';
+import { SYSTEM_PERMISSIONS } from '../../src/context/permissions';
 
 const ISS = 'https://idp.example';
-const member: TenantAccess = { level: 'tenantMember', method: 'GET', path: '/api/boards' };
-const adminOnly: TenantAccess = { level: 'tenantAdmin', method: 'POST', path: '/api/tenant/members' };
+const member: TenantAccess = { level: 'tenantMember', permission: null, method: 'GET', path: '/api/boards' };
+const adminOnly: TenantAccess = { level: 'tenantAdmin', permission: 'tenant:members:write', method: 'DELETE', path: '/api/tenant/members/{user_id}' };
+const ALL = [...SYSTEM_PERMISSIONS];
 const caller = { issuer: ISS, isPlatformAdmin: false };
 const platformAdmin = { issuer: ISS, isPlatformAdmin: true };
 
@@ -21,7 +23,7 @@ const facts = (over: Partial<TenantFacts> = {}): TenantFacts => ({
   links: [],
   rolesFromClaims: false,
   memberRole: null,
-  rolePermissions: { admin: [], member: [] },
+  rolePermissions: { admin: ALL, member: [] },
   ...over,
 });
 const byClaim: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'tenant_claim', claim: 'tenant' };
@@ -133,25 +135,40 @@ describe('membership', () => {
   });
 });
 
-describe('x-access tenantAdmin', () => {
-  it('a member → 403 Forbidden naming the operation', () => {
+describe('x-permission: the system permission the operation needs', () => {
+  it("a member whose role lacks it → 403 Access denied naming the permission and the operation", () => {
     expect(refusal(decideEntry(byHeader, facts({ memberRole: 'member' }), caller, adminOnly))).toEqual({
       status: 403,
-      error: 'Forbidden',
-      detail: "Only admins of tenant 'acme' may call POST /api/tenant/members.",
+      error: 'Access denied',
+      detail: "Role 'member' in tenant 'acme' does not hold permission 'tenant:members:write', which DELETE /api/tenant/members/{user_id} needs.",
     });
   });
-  it('a first use (provisioned as member) → 403 Forbidden, nothing provisioned', () => {
-    expect(refusal(decideEntry(byClaim, facts(), caller, adminOnly)).error).toBe('Forbidden');
+  it('a first use (provisioned as member) → 403 Access denied, nothing provisioned', () => {
+    expect(refusal(decideEntry(byClaim, facts(), caller, adminOnly)).error).toBe('Access denied');
   });
-  it('an admin, or a platform admin, enters', () => {
+  it('any role holding it enters, whatever its key; admin is the role holding them all; a platform admin enters', () => {
+    const it = { ...facts({ memberRole: 'it-admin' }), rolePermissions: { admin: ALL, member: [], 'it-admin': ['tenant:directory:manage', 'tenant:members:read'] } };
+    const scim: TenantAccess = { level: 'tenantAdmin', permission: 'tenant:directory:manage', method: 'PUT', path: '/api/tenant/scim' };
+    expect(decideEntry(byHeader, it, caller, scim)).toMatchObject({ kind: 'enter', permissions: ['tenant:directory:manage', 'tenant:members:read'] });
+    expect(refusal(decideEntry(byHeader, it, caller, adminOnly)).detail).toMatch(/Role 'it-admin' .* 'tenant:members:write'/);
     expect(decideEntry(byHeader, facts({ memberRole: 'admin' }), caller, adminOnly).kind).toBe('enter');
     expect(decideEntry(byHeader, facts(), platformAdmin, adminOnly).kind).toBe('enter');
+    expect(decideEntry(byHeader, facts({ memberRole: 'member' }), platformAdmin, adminOnly).kind).toBe('enter');
+  });
+  it('an admin role stripped of a permission is refused like any other (roles are data)', () => {
+    const stripped = facts({ memberRole: 'admin', rolePermissions: { admin: ['tenant:members:read'], member: [] } });
+    expect(refusal(decideEntry(byHeader, stripped, caller, adminOnly)).error).toBe('Access denied');
+  });
+  it('a tenantMember operation may need a permission too; none: every member', () => {
+    const list: TenantAccess = { level: 'tenantMember', permission: 'tenant:members:read', method: 'GET', path: '/api/tenant/members' };
+    expect(decideEntry(byHeader, facts({ memberRole: 'member', rolePermissions: { admin: ALL, member: ['tenant:members:read'] } }), caller, list).kind).toBe('enter');
+    expect(refusal(decideEntry(byHeader, facts({ memberRole: 'member' }), caller, list)).error).toBe('Access denied');
+    expect(decideEntry(byHeader, facts({ memberRole: 'member', rolePermissions: { admin: ALL, member: [] } }), caller, member).kind).toBe('enter');
   });
 });
 
 describe('x-access tenantPlatformAdmin', () => {
-  const operatorOnly: TenantAccess = { level: 'tenantPlatformAdmin', method: 'POST', path: '/api/tenant/members' };
+  const operatorOnly: TenantAccess = { level: 'tenantPlatformAdmin', permission: null, method: 'POST', path: '/api/tenant/members' };
   it("a tenant's own admin → 403 Forbidden; a platform admin (member or not) enters", () => {
     expect(refusal(decideEntry(byHeader, facts({ memberRole: 'admin' }), caller, operatorOnly))).toMatchObject({ status: 403, error: 'Forbidden', detail: expect.stringMatching(/not the tenant's own admins/) });
     expect(decideEntry(byHeader, facts(), platformAdmin, operatorOnly).kind).toBe('enter');
@@ -240,22 +257,22 @@ describe('identity providers: roles from the provider', () => {
     expect(decideEntry(byClaim, { ...withBilling, memberRole: 'billing' }, as('org:unknown'), member)).toMatchObject({ kind: 'enter', role: 'member', permissions: ['docs:read'] });
   });
   it('on: a promotion follows the token, and admits to admin operations at once', () => {
-    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin', permissions: [] });
+    expect(decideEntry(byClaim, follows, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: false, role: 'admin', permissions: ALL });
     expect(decideEntry(byLink(['org_1']), { ...follows, links: [{ issuer: ISS, organizationId: 'org_1' }] }, as('admin'), member)).toMatchObject({ role: 'admin' });
   });
   it('on: a demotion follows the token, the last admin included', () => {
     expect(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), member)).toMatchObject({ kind: 'enter', role: 'member' });
-    expect(refusal(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), adminOnly)).error).toBe('Forbidden');
+    expect(refusal(decideEntry(byClaim, { ...follows, memberRole: 'admin' }, as('member'), adminOnly)).error).toBe('Access denied');
   });
   it('on: the same role changes nothing', () => {
     expect(decideEntry(byClaim, follows, as('member'), member)).toMatchObject({ role: null });
   });
   it('on: a first use is provisioned with the token role', () => {
-    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin', permissions: [] });
+    expect(decideEntry(byClaim, { ...follows, memberRole: null }, as('admin'), adminOnly)).toEqual({ kind: 'enter', source: 'tenant_claim', provision: true, role: 'admin', permissions: ALL });
   });
   it('off (the default): the token role is ignored', () => {
     expect(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), member)).toMatchObject({ role: null });
-    expect(refusal(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), adminOnly)).error).toBe('Forbidden');
+    expect(refusal(decideEntry(byClaim, facts({ memberRole: 'member' }), as('admin'), adminOnly)).error).toBe('Access denied');
     expect(decideEntry(byClaim, facts({ memberRole: 'admin' }), as('member'), adminOnly)).toMatchObject({ kind: 'enter', role: null });
   });
   it('no role claim configured, or a tenant the token does not name (header): ignored', () => {
@@ -301,7 +318,7 @@ describe('identity providers: whose role claim counts (the tenant\'s trusted iss
 
   it("a member invited in from another issuer cannot make himself admin with that issuer's token", () => {
     expect(decideEntry(byClaim, trusting, as(OTHER, 'admin'), member)).toMatchObject({ kind: 'enter', role: null });
-    expect(refusal(decideEntry(byClaim, trusting, as(OTHER, 'admin'), adminOnly)).error).toBe('Forbidden');
+    expect(refusal(decideEntry(byClaim, trusting, as(OTHER, 'admin'), adminOnly)).error).toBe('Access denied');
     // Nor demote an admin: the role stays what it is.
     expect(decideEntry(byClaim, { ...trusting, memberRole: 'admin' }, as(OTHER, 'member'), adminOnly)).toMatchObject({ kind: 'enter', role: null });
   });
@@ -401,7 +418,7 @@ describe('directory sync (docs/directory-sync.md)', () => {
     const bound = directory({ memberRole: 'member', directoryActive: true, rolesFromClaims: true, claimsIssuer: ISS });
     const asAdmin = { ...caller, issuer: ISS, tokenRole: ['admin'] };
     expect(decideEntry(byClaim, bound, asAdmin, member)).toMatchObject({ kind: 'enter', role: null });
-    expect(refusal(decideEntry(byClaim, bound, asAdmin, adminOnly)).error).toBe('Forbidden');
+    expect(refusal(decideEntry(byClaim, bound, asAdmin, adminOnly)).error).toBe('Access denied');
     // Not the directory's: the token's role still counts.
     expect(decideEntry(byClaim, { ...bound, directoryManaged: false, directoryActive: null }, asAdmin, member)).toMatchObject({ kind: 'enter', role: 'admin' });
   });

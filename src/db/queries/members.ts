@@ -26,15 +26,38 @@ export async function membersPage(trx: Knex.Transaction, tenantId: string, limit
   return rows.map((r) => ({ id: r.id, cursor_ts: r.cursor_ts, member: memberOf(r) }));
 }
 
+/** A member who may change memberships, as `lockMemberAdministrators` finds them. */
+export interface MemberAdministrator {
+  readonly userId: string;
+  readonly role: RoleKey;
+  /** Their role also holds every permission of `alsoHolding`. */
+  readonly holdsAll: boolean;
+}
+
 /**
- * Locks the tenant's admin rows (FOR NO KEY UPDATE, in id order) and returns their ids. Two
- * admin changes in one tenant thus run one after the other, and the second sees the first's
- * result. NO KEY UPDATE does not conflict with the FOR KEY SHARE that every in-flight request
- * holds on its caller's row (app_tenant_facts), so it never waits for ordinary traffic.
+ * Locks the rows (FOR NO KEY UPDATE, in id order) of the tenant's members whose role holds
+ * `permission` or is `admin`, and says of each whether the role also holds every one of
+ * `alsoHolding`. Two membership changes in one tenant thus run one after the other, and the
+ * second sees the first's result. NO KEY UPDATE does not conflict with the FOR KEY SHARE that
+ * every in-flight request holds on its caller's row (app_tenant_facts), so it never waits for
+ * ordinary traffic.
  */
-export async function lockAdmins(trx: Knex.Transaction, tenantId: string): Promise<string[]> {
-  const rows = (await trx('users').where({ tenant_id: tenantId, role: ADMIN_ROLE }).orderBy('id').forNoKeyUpdate().select('id')) as Array<{ id: string }>;
-  return rows.map((r) => r.id);
+export async function lockMemberAdministrators(trx: Knex.Transaction, tenantId: string, permission: string, alsoHolding: readonly string[]): Promise<MemberAdministrator[]> {
+  const rows = (await trx.raw<{ rows: Array<{ id: string; role: string; holds_all: boolean }> }>(
+    `with held as (
+       select role_key as key, permission_key from platform_role_permissions
+       union all
+       select role_key, permission_key from tenant_role_permissions where tenant_id = ?
+     )
+     select u.id, u.role,
+            (select count(distinct h.permission_key) from held h where h.key = u.role and h.permission_key = any(?::text[])) = ? as holds_all
+       from users u
+      where u.tenant_id = ? and (u.role = ? or exists (select 1 from held h where h.key = u.role and h.permission_key = ?))
+      order by u.id
+        for no key update of u`,
+    [tenantId, alsoHolding as string[], new Set(alsoHolding).size, tenantId, ADMIN_ROLE, permission],
+  )).rows;
+  return rows.map((r) => ({ userId: r.id, role: r.role, holdsAll: r.holds_all }));
 }
 
 /** The member with `userId`, locked against concurrent changes; undefined when absent. */

@@ -34,6 +34,14 @@ const toRole = (scope: Role['scope']) => (r: RoleRow): Role => ({
   updatedAt: r.updated_at,
 });
 
+interface PermissionRow {
+  key: string;
+  description: string;
+  created_at: Date;
+  system: boolean;
+}
+const toPermission = (r: PermissionRow): Permission => ({ key: r.key, description: r.description, createdAt: r.created_at, system: r.system });
+
 // Sorted as JavaScript sorts (code units): keys are ASCII, "C" is byte order.
 const PLATFORM_ROLES = `select r.key, r.name, r.description, r.built_in, r.created_at, r.updated_at,
    (select array_agg(p.permission_key::text order by p.permission_key collate "C") from platform_role_permissions p where p.role_key = r.key) as permissions
@@ -45,10 +53,8 @@ const TENANT_ROLES = `select r.key, r.name, r.description, false as built_in, r.
 
 /** The catalogue, sorted by key. */
 export async function selectPermissions(trx: Knex.Transaction): Promise<Permission[]> {
-  const rows = (await trx.raw<{ rows: Array<{ key: string; description: string; created_at: Date }> }>(
-    'select key, description, created_at from permissions order by key collate "C"',
-  )).rows;
-  return rows.map((r) => ({ key: r.key, description: r.description, createdAt: r.created_at }));
+  const rows = (await trx.raw<{ rows: PermissionRow[] }>('select key, description, created_at, system from permissions order by key collate "C"')).rows;
+  return rows.map(toPermission);
 }
 
 /** Serializes catalogue growth, so the limit holds under concurrent creates. */
@@ -62,11 +68,11 @@ export async function countPermissions(trx: Knex.Transaction): Promise<number> {
 
 /** Inserts a permission; undefined when the key exists. */
 export async function insertPermission(trx: Knex.Transaction, p: { key: string; description: string }): Promise<Permission | undefined> {
-  const rows = (await trx.raw<{ rows: Array<{ key: string; description: string; created_at: Date }> }>(
-    'insert into permissions (key, description) values (?, ?) on conflict (key) do nothing returning key, description, created_at',
+  const rows = (await trx.raw<{ rows: PermissionRow[] }>(
+    'insert into permissions (key, description) values (?, ?) on conflict (key) do nothing returning key, description, created_at, system',
     [p.key, p.description],
   )).rows;
-  return rows[0] && { key: rows[0].key, description: rows[0].description, createdAt: rows[0].created_at };
+  return rows[0] && toPermission(rows[0]);
 }
 
 /**
@@ -78,11 +84,14 @@ export async function deletePermissionRow(trx: Knex.Transaction, key: string): P
     'select role_key from platform_role_permissions where permission_key = ? order by role_key collate "C"',
     [key],
   )).rows.map((r) => r.role_key);
-  const rows = (await trx.raw<{ rows: Array<{ key: string; description: string; created_at: Date }> }>(
-    'delete from permissions where key = ? returning key, description, created_at',
-    [key],
-  )).rows;
-  return rows[0] && { permission: { key: rows[0].key, description: rows[0].description, createdAt: rows[0].created_at }, platformRoles: held };
+  const rows = (await trx.raw<{ rows: PermissionRow[] }>('delete from permissions where key = ? and not system returning key, description, created_at, system', [key])).rows;
+  return rows[0] && { permission: toPermission(rows[0]), platformRoles: held };
+}
+
+/** The catalogue's entry for `key`, if any. */
+export async function selectPermission(trx: Knex.Transaction, key: string): Promise<Permission | undefined> {
+  const rows = (await trx.raw<{ rows: PermissionRow[] }>('select key, description, created_at, system from permissions where key = ?', [key])).rows;
+  return rows[0] && toPermission(rows[0]);
 }
 
 /** The keys of `keys` the catalogue does not hold, in the order given. */
@@ -226,4 +235,25 @@ export async function selectRolePermissions(trx: Knex.Transaction, tenantId: str
     [tenantId],
   )).rows;
   return new Map(rows.map((r) => [r.key, r.permissions ?? []]));
+}
+
+/**
+ * Members of the tenant whose role is not `key` and holds every one of `permissions`; the
+ * tenant's member rows are locked FOR NO KEY UPDATE meanwhile (in id order, like membership
+ * changes), so a concurrent role assignment waits and then sees the role's new permissions.
+ */
+export async function countAdministratorsBesidesRole(trx: Knex.Transaction, tenantId: string, key: string, permissions: readonly string[]): Promise<number> {
+  const rows = (await trx.raw<{ rows: Array<{ role: string; holds_all: boolean }> }>(
+    `with held as (
+       select role_key as key, permission_key from platform_role_permissions
+       union all
+       select role_key, permission_key from tenant_role_permissions where tenant_id = ?
+     )
+     select u.role,
+            (select count(distinct h.permission_key) from held h where h.key = u.role and h.permission_key = any(?::text[])) = ? as holds_all
+       from users u where u.tenant_id = ? and u.role <> ?
+      order by u.id for no key update of u`,
+    [tenantId, permissions as string[], new Set(permissions).size, tenantId, key],
+  )).rows;
+  return rows.filter((r) => r.holds_all).length;
 }

@@ -256,7 +256,7 @@ describe('refusals: status, Error body, nothing changed', () => {
     const member = await createUser(p.o.tenantId, { role: 'member' });
     const t = tokenFor({ sub: member.subject, email: member.email });
     const r = await invite(plain.app, p.o, { email: 'friend@initech.test' }, t).expect(403);
-    expect(r.body).toMatchObject({ error: 'Forbidden' });
+    expect(r.body).toMatchObject({ error: 'Access denied', detail: expect.stringContaining("'tenant:invitations:write'") });
     await request(plain.app).get('/api/tenant/invitations').set('Authorization', `Bearer ${t}`).set('X-Tenant', p.o.slug).expect(403);
     await request(plain.app).post(`/api/tenant/invitations/${p.id}/resend`).set('Authorization', `Bearer ${t}`).set('X-Tenant', p.o.slug).expect(403);
     await request(plain.app).delete(`/api/tenant/invitations/${p.id}`).set('Authorization', `Bearer ${t}`).set('X-Tenant', p.o.slug).expect(403);

@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from '../../helpers/factories';
+import { SYSTEM_PERMISSIONS } from '../../../src/context/permissions';
 
 const FRONTEND = 'https://app.example.com/dash?ref=signup';
 
@@ -380,8 +381,8 @@ describe('GET /api/tenants/mine', () => {
     const reg = await register(multi.app, token, { organization_name: 'Mine', admin_email: 'a@acme-corp.test', include_sample_data: false }).expect(201);
     const r = await request(multi.app).get('/api/tenants/mine').set('Authorization', `Bearer ${token}`).expect(200);
     expect(r.body.tenants).toEqual([
-      { tenant_id: memberOf.id, name: memberOf.name, slug: memberOf.slug, status: 'pending_approval', role: 'member', permissions: [], joined_at: expect.any(String) },
-      { tenant_id: reg.body.tenant_id, name: 'Mine', slug: reg.body.tenant_slug, status: 'active', role: 'admin', permissions: [], joined_at: expect.any(String) },
+      { tenant_id: memberOf.id, name: memberOf.name, slug: memberOf.slug, status: 'pending_approval', role: 'member', permissions: ['tenant:members:read'], joined_at: expect.any(String) },
+      { tenant_id: reg.body.tenant_id, name: 'Mine', slug: reg.body.tenant_slug, status: 'active', role: 'admin', permissions: [...SYSTEM_PERMISSIONS], joined_at: expect.any(String) },
     ]);
   });
 

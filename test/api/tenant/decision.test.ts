@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { startJwksServer } from '../../helpers/jwks-server';
 import { parseExposition, sampleValue } from '../../helpers/prometheus';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
+import { SYSTEM_PERMISSIONS } from '../../../src/context/permissions';
 
 let app: TestApp;
 let limited: TestApp;
@@ -49,7 +50,7 @@ describe('a member', () => {
       'cache-control': 'no-store',
     });
     expect(r.headers['x-tenant-error']).toBeUndefined();
-    expect(r.body).toEqual({ tenant_id: tenant.id, tenant_slug: tenant.slug, tenant_role: 'admin', permissions: [], user_id: user.id, user_subject: user.subject });
+    expect(r.body).toEqual({ tenant_id: tenant.id, tenant_slug: tenant.slug, tenant_role: 'admin', permissions: [...SYSTEM_PERMISSIONS], user_id: user.id, user_subject: user.subject });
     const current = await request(app.app).get('/api/tenant').set('Authorization', bearer(token)).set('X-Tenant', tenant.slug).expect(200);
     expect(current.body.tenant.tenant_id).toBe(tenant.id);
     expect(current.body.membership.user_id).toBe(user.id);

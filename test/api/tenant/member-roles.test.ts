@@ -85,7 +85,7 @@ describe('PATCH /api/tenant/members/{user_id} (updateMemberRole)', () => {
     const admin = await createUser(t.id, { role: 'admin' });
     const m = await createUser(t.id);
     const r = await patchRole(t.slug, m, m.id, { role: 'admin' }).expect(403);
-    expect(r.body.error).toBe('Forbidden');
+    expect(r.body).toMatchObject({ error: 'Access denied', detail: expect.stringContaining("'tenant:members:write'") });
     expect(await roleOf(m)).toBe('member');
     const nf = await patchRole(t.slug, admin, '00000000-0000-4000-8000-000000000000', { role: 'admin' }).expect(404);
     expect(nf.body.error).toBe('Not found');

@@ -18,6 +18,7 @@ import { privateKeyOf, type TenantTokenKeyRow } from '../../../src/domain/tenant
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createFreshDatabase, type FreshDatabase } from '../../helpers/fresh-database';
 import { adminToken, closeOwnerConnection, createTenant, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
+import { SYSTEM_PERMISSIONS } from '../../../src/context/permissions';
 
 jest.setTimeout(120_000);
 
@@ -83,7 +84,7 @@ describe('POST /api/tenant/token on the shared database (local provider, multi-t
     const r = await mint(t.app, token, tenant.slug);
     expect(r.status).toBe(200);
     expect(r.headers['cache-control']).toBe('no-store');
-    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 300, tenant_id: tenant.id, tenant_slug: tenant.slug, role: 'admin', permissions: [] });
+    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 300, tenant_id: tenant.id, tenant_slug: tenant.slug, role: 'admin', permissions: [...SYSTEM_PERMISSIONS] });
 
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
     const { payload, protectedHeader } = await verify(r.body.access_token, jwks, t);
@@ -97,7 +98,7 @@ describe('POST /api/tenant/token on the shared database (local provider, multi-t
       tenant_id: tenant.id,
       tenant_slug: tenant.slug,
       tenant_role: 'admin',
-      permissions: [],
+      permissions: [...SYSTEM_PERMISSIONS],
       user_id: user.id,
       iat: expect.any(Number),
       exp: expect.any(Number),

@@ -75,9 +75,14 @@ export default function Permissions() {
                 </td>
                 <td>{p.description || '—'}</td>
                 <td className="row-actions">
-                  <button type="button" disabled={remove.isPending} aria-label={`Delete permission ${p.key}`} onClick={() => remove.mutate({ path: { permission_key: p.key } })}>
-                    Delete
-                  </button>
+                  {/* A system permission guards the service's own tenant operations: never deleted. */}
+                  {p.system ? (
+                    <span>System</span>
+                  ) : (
+                    <button type="button" disabled={remove.isPending} aria-label={`Delete permission ${p.key}`} onClick={() => remove.mutate({ path: { permission_key: p.key } })}>
+                      Delete
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}

@@ -38,7 +38,8 @@ export default function Members() {
   const [outcomes, setOutcomes] = useState(0);
   const settled = () => setOutcomes((n) => n + 1);
   const [confirm, setConfirm] = useState<{ kind: 'remove' | 'demote-self'; member: Member; to?: MemberRole } | null>(null);
-  const roles = useTenantRoles(s.isTenantAdmin || s.isPlatformAdmin === true);
+  const admin = s.holds('tenant:members:write') || s.isPlatformAdmin === true;
+  const roles = useTenantRoles(admin);
   const isSelf = (m: Member) => s.identity !== null && m.subject === s.identity.subject && m.issuer === s.identity.issuer;
 
   const afterChange = () => invalidateOperations(queryClient, 'listMembers', 'listMyTenants', 'getCurrentTenant', 'listTenantEvents', 'listInvitations');
@@ -82,7 +83,6 @@ export default function Members() {
     role.mutate({ headers: s.tenantHeaders, path: { user_id: m.user_id }, body: { role: to } });
   }
 
-  const admin = s.isTenantAdmin || s.isPlatformAdmin === true;
   const busy = role.isPending || remove.isPending;
   return (
     <Page title="Members">

@@ -58,15 +58,13 @@ export default function Overview() {
             </dd>
           </dl>
           <p>
-            <Link to="/tenant/members">Members</Link>
-            {s.isTenantAdmin ? (
-              <>
-                {' · '}
-                <Link to="/tenant/invitations">Invitations</Link>
-                {' · '}
-                <Link to="/tenant/events">Tenant events</Link>
-              </>
-            ) : null}
+            {[
+              s.holds('tenant:members:read') ? <Link key="members" to="/tenant/members">Members</Link> : null,
+              s.holds('tenant:invitations:write') ? <Link key="invitations" to="/tenant/invitations">Invitations</Link> : null,
+              s.holds('tenant:events:read') ? <Link key="events" to="/tenant/events">Tenant events</Link> : null,
+            ]
+              .filter((l) => l !== null)
+              .flatMap((l, i) => (i === 0 ? [l] : [' · ', l]))}
           </p>
           {membership ? (
             <section aria-labelledby="leave-heading">
