@@ -7,7 +7,7 @@ import { ApiError } from '../../src/errors';
 import { decideDomainJoin, decideEntry, directoryTrust, joinRoleAllowed, type EntryRequest, type TenantAccess, type TenantFacts } from '../../src/tenancy/decide';
 
 const ISS = 'https://idp.example';
-const member: TenantAccess = { level: 'tenantMember', method: 'GET', path: '/api/boards' };
+const member: TenantAccess = { level: 'tenantMember', permission: null, method: 'GET', path: '/api/boards' };
 const caller = { issuer: ISS, isPlatformAdmin: false };
 const byHeader: EntryRequest = { kind: 'tenant', slug: 'acme', source: 'header' };
 const verified = (join: 'none' | 'suggest' | 'automatic', joinRole = 'member') => ({ domain: 'acme.com', join, joinRole });
