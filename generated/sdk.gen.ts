@@ -275,8 +275,8 @@ export const reactivateTenant = <ThrowOnError extends boolean = false>(options: 
  *
  * The tenant gets back the status it had before the deletion was scheduled (`active`,
  * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
- * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
- * per hour). Event `tenant.deletion_cancelled`.
+ * running: 409. Its own counter (60 per hour), never the delete's: deletes refused or
+ * spent never block an undo. Event `tenant.deletion_cancelled`.
  *
  */
 export const cancelTenantDeletion = <ThrowOnError extends boolean = false>(options: Options<CancelTenantDeletionData, ThrowOnError>) => (options.client ?? client).delete<CancelTenantDeletionResponses, CancelTenantDeletionErrors, ThrowOnError>({

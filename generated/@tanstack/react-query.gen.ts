@@ -490,8 +490,8 @@ export const reactivateTenantMutation = (options?: Partial<Options<ReactivateTen
  *
  * The tenant gets back the status it had before the deletion was scheduled (`active`,
  * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
- * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
- * per hour). Event `tenant.deletion_cancelled`.
+ * running: 409. Its own counter (60 per hour), never the delete's: deletes refused or
+ * spent never block an undo. Event `tenant.deletion_cancelled`.
  *
  */
 export const cancelTenantDeletionMutation = (options?: Partial<Options<CancelTenantDeletionData>>): UseMutationOptions<CancelTenantDeletionResponse, CancelTenantDeletionError, Options<CancelTenantDeletionData>> => {
