@@ -896,8 +896,9 @@ export const createPermissionMutation = (options?: Partial<Options<CreatePermiss
  * Delete a permission
  *
  * The permission leaves the catalogue and every role that held it (platform roles and every
- * tenant's own), in one transaction; holders lose it at their next decision. Event
- * `permission.deleted` with the platform roles it was taken from.
+ * tenant's own), in one transaction; holders lose it at their next decision. The answer
+ * lists every role it was taken from (`removed_from_roles`, platform and tenant). Event
+ * `permission.deleted` with the same list.
  *
  */
 export const deletePermissionMutation = (options?: Partial<Options<DeletePermissionData>>): UseMutationOptions<DeletePermissionResponse, DeletePermissionError, Options<DeletePermissionData>> => {

@@ -115,7 +115,7 @@ Examples:
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);
-  registerPermissionsCommands(program, helpers);
+  registerPermissionsCommands(program, helpers, io.prompt);
   registerRolesCommands(program, helpers);
   registerScimCommands(program, helpers);
   registerKeysCommands(program, helpers);

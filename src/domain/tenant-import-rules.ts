@@ -8,7 +8,7 @@
  * database does not stop at the first), and at the end refuses the file naming every fault:
  * the transaction rolls back, nothing is written.
  */
-import { lockRoleKeys, selectPlatformRoles, unknownPermissions } from '../db/queries/roles';
+import { lockPermissionUse, lockRoleKeys, selectPlatformRoles, unknownPermissions } from '../db/queries/roles';
 import type { Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 
@@ -67,6 +67,7 @@ export class ImportRoleRules {
    * are remembered as missing (the import is refused at its end).
    */
   async keepKnownPermissions(trx: Transaction, rows: Record<string, unknown>[]): Promise<boolean[]> {
+    await lockPermissionUse(trx, false);
     const keys = [...new Set(rows.map((r) => r.permission_key).filter((k): k is string => typeof k === 'string'))].filter((k) => !this.known.has(k) && !this.missing.has(k));
     for (const k of await unknownPermissions(trx, keys)) this.missing.add(k);
     for (const k of keys) if (!this.missing.has(k)) this.known.add(k);
