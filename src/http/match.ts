@@ -161,7 +161,7 @@ export function gateStage(): RequestHandler {
     if (state.authError && ((op && op.access !== 'public') || (!op && isApiPath(req.path)))) return next(state.authError);
     if (op) return next(state.deferredError ?? undefined);
     if (state.miss === 'methodNotAllowed') {
-      // RFC 9110 §15.5.6: a 405 lists the methods the path answers.
+      // RFC 9110 (405 Method Not Allowed): the answer lists the methods the path answers.
       const allow = state.allow.join(', ');
       return next(new ApiError('methodNotAllowed', `${req.method} is not allowed on ${req.path}${allow ? `; it answers ${allow}` : ''}.`, {}, allow ? { Allow: allow } : {}));
     }

@@ -31,6 +31,7 @@ it("the rate-limit table has a row for every counter of the contract, stating th
 it('several instances: the decision memory each keeps is described, dropped by committed changes', () => {
   const text = section('Running several instances');
   expect(text).not.toMatch(/nothing about\s+tenants or memberships is cached/);
-  expect(text).toContain('(architecture.md#decisions-from-memory)');
+  // The link as operations.md writes it, relative to docs/.
+  expect(text).toContain(`(${path.relative('docs', 'docs/architecture.md')}#decisions-from-memory)`);
   expect(text).toMatch(/dropped by\s+committed changes/);
 });
