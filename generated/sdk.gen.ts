@@ -278,8 +278,8 @@ export const reactivateTenant = <ThrowOnError extends boolean = false>(options: 
  *
  * The tenant gets back the status it had before the deletion was scheduled (`active`,
  * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
- * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
- * per hour). Event `tenant.deletion_cancelled`.
+ * running: 409. Its own counter (60 per hour), never the delete's: deletes refused or
+ * spent never block an undo. Event `tenant.deletion_cancelled`.
  *
  */
 export const cancelTenantDeletion = <ThrowOnError extends boolean = false>(options: Options<CancelTenantDeletionData, ThrowOnError>) => (options.client ?? client).delete<CancelTenantDeletionResponses, CancelTenantDeletionErrors, ThrowOnError>({
@@ -521,8 +521,9 @@ export const createPermission = <ThrowOnError extends boolean = false>(options: 
  * Delete a permission
  *
  * The permission leaves the catalogue and every role that held it (platform roles and every
- * tenant's own), in one transaction; holders lose it at their next decision. Event
- * `permission.deleted` with the platform roles it was taken from.
+ * tenant's own), in one transaction; holders lose it at their next decision. The answer
+ * lists every role it was taken from (`removed_from_roles`, platform and tenant). Event
+ * `permission.deleted` with the same list.
  *
  */
 export const deletePermission = <ThrowOnError extends boolean = false>(options: Options<DeletePermissionData, ThrowOnError>) => (options.client ?? client).delete<DeletePermissionResponses, DeletePermissionErrors, ThrowOnError>({

@@ -983,9 +983,17 @@ export type DeletedPermission = {
     description: string;
     created_at: string;
     /**
-     * The platform roles that held it (tenants' own roles lose it too).
+     * Every role that held it and lost it: platform roles first (`tenant_id` null, by key), then tenants' own roles (by tenant, then key).
      */
-    removed_from_platform_roles: Array<RoleKey>;
+    removed_from_roles: Array<RemovedFromRole>;
+};
+
+export type RemovedFromRole = {
+    /**
+     * The tenant whose own role it was; null for a platform role.
+     */
+    tenant_id: string | null;
+    role_key: RoleKey;
 };
 
 /**

@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApp } from './app';
 import { createAppServer } from './http/node-server';
+import { readContractOperations } from './http/contract';
+import { errorFormatOfPath } from './http/match';
 import type { AppServices } from './context/app-services';
 import { ConfigError, loadConfig, redactUrl, type Config } from './config';
 import { migrate, NewerDatabaseError, openDatabase, openOwnerDatabase } from './db/database';
@@ -47,7 +49,11 @@ async function main(): Promise<void> {
   let migrated = false;
   // Node looks for requests past their timeout every connectionsCheckingInterval (30 s by
   // default): a shorter timeout is looked for more often, so it holds to within a quarter of itself.
-  const appServer = createAppServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(25, Math.floor(config.requestTimeoutMs / 4))) });
+  const appServer = createAppServer({
+    connectionsCheckingInterval: Math.min(30_000, Math.max(25, Math.floor(config.requestTimeoutMs / 4))),
+    // What the HTTP parser refuses under the SCIM base path is answered in SCIM's error body.
+    errorFormatOf: errorFormatOfPath(readContractOperations()),
+  });
   const server = appServer.server;
   try {
     if (!url) {

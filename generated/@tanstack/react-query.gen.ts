@@ -493,8 +493,8 @@ export const reactivateTenantMutation = (options?: Partial<Options<ReactivateTen
  *
  * The tenant gets back the status it had before the deletion was scheduled (`active`,
  * `pending_approval` or `suspended`) → 200. No deletion scheduled, or the deletion already
- * running: 409. Counts against the delete limit (SPEC's `DELETE /api/setup/tenant*`, 5
- * per hour). Event `tenant.deletion_cancelled`.
+ * running: 409. Its own counter (60 per hour), never the delete's: deletes refused or
+ * spent never block an undo. Event `tenant.deletion_cancelled`.
  *
  */
 export const cancelTenantDeletionMutation = (options?: Partial<Options<CancelTenantDeletionData>>): UseMutationOptions<CancelTenantDeletionResponse, CancelTenantDeletionError, Options<CancelTenantDeletionData>> => {
@@ -902,8 +902,9 @@ export const createPermissionMutation = (options?: Partial<Options<CreatePermiss
  * Delete a permission
  *
  * The permission leaves the catalogue and every role that held it (platform roles and every
- * tenant's own), in one transaction; holders lose it at their next decision. Event
- * `permission.deleted` with the platform roles it was taken from.
+ * tenant's own), in one transaction; holders lose it at their next decision. The answer
+ * lists every role it was taken from (`removed_from_roles`, platform and tenant). Event
+ * `permission.deleted` with the same list.
  *
  */
 export const deletePermissionMutation = (options?: Partial<Options<DeletePermissionData>>): UseMutationOptions<DeletePermissionResponse, DeletePermissionError, Options<DeletePermissionData>> => {

@@ -21,6 +21,7 @@ import { registerMembersCommands } from './members';
 import { registerInvitationsCommands } from './invitations';
 import { registerWebhooksCommands } from './webhooks';
 import { registerPermissionsCommands, registerRolesCommands } from './roles';
+import { registerDbCommands } from './db';
 import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
 import { registerScimCommands } from './scim';
@@ -92,6 +93,7 @@ Examples:
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   tenantctl migrate status
+  pg_dump --format=custom --file=backup.dump "$(tenantctl db url)"
   SERVICE_TOKEN=<member's token> tenantctl tenant token --tenant acme-corp
   tenantctl token --sub alice --email alice@acme.com --admin
   tenantctl console --sub alice --email alice@acme.com --admin`,
@@ -118,12 +120,13 @@ Examples:
   registerMembersCommands(program, helpers);
   registerInvitationsCommands(program, helpers);
   registerWebhooksCommands(program, helpers);
-  registerPermissionsCommands(program, helpers);
+  registerPermissionsCommands(program, helpers, io.prompt);
   registerRolesCommands(program, helpers);
   registerScimCommands(program, helpers);
   registerDomainsCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
+  registerDbCommands(program, helpers);
 
   try {
     await program.parseAsync([...argv]);

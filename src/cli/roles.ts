@@ -10,7 +10,9 @@ import type { Permission, Role } from '../../generated/types.gen';
 import { PERMISSION_KEY_MAX, PERMISSION_KEY_PATTERN, ROLE_KEY_PATTERN } from '../context/roles';
 import { call, connect, REQUEST_TIMEOUT_MS, type Connection } from './api';
 import type { CommandHelpers, Format } from './command';
+import { CliError, EXIT_ERROR } from './errors';
 import { renderPairs, renderTable } from './output';
+import type { Prompt } from './tenant-admin';
 import { tenantHeaders, tenantOption } from './tenant-scope';
 
 function parsePermissionKey(v: string): string {
@@ -36,7 +38,7 @@ function parsePermissionList(v: string): string[] {
 
 const timeout = () => AbortSignal.timeout(REQUEST_TIMEOUT_MS);
 
-export function registerPermissionsCommands(program: Command, h: CommandHelpers): void {
+export function registerPermissionsCommands(program: Command, h: CommandHelpers, prompt: Prompt | undefined): void {
   const { globals, styles, formatOption, print } = h;
   const permissions = program.command('permissions').description('list, define and delete the permission catalogue (platform admin)');
 
@@ -80,15 +82,35 @@ export function registerPermissionsCommands(program: Command, h: CommandHelpers)
 
   permissions
     .command('delete')
-    .description('delete a permission: every role that held it loses it at once')
+    .description('delete a permission: every role that held it, platform and tenant, loses it at once; asks first unless --yes')
     .argument('<key>', 'the permission key', parsePermissionKey)
+    .option('--yes', 'delete without asking (needed when there is no terminal)', false)
     .addOption(formatOption())
-    .action(async (key: string, opts: { format: Format }, cmd: Command) => {
+    .addHelpText('after', '\nWithout --yes and without a terminal to ask on, nothing is deleted and the exit status is 2.')
+    .action(async (key: string, opts: { yes: boolean; format: Format }, cmd: Command) => {
+      // Refuse before any request: a script that forgot --yes must not half-run.
+      if (!opts.yes && !prompt) {
+        throw new CliError(`refusing to delete permission '${key}' without confirmation: there is no terminal to ask on; pass --yes to delete it`, EXIT_ERROR);
+      }
       const conn = connect(globals(cmd));
+      if (!opts.yes) {
+        const platform = await call(conn, 'permissions delete', sdk.listPlatformRoles({ client: conn.client, signal: timeout() }));
+        const holders = platform.roles.filter((r) => r.permissions.includes(key)).map((r) => r.key);
+        h.progress(
+          `Deleting permission '${key}' takes it out of every role that holds it, at once: ` +
+            `${holders.length ? `platform role${holders.length === 1 ? '' : 's'} ${holders.join(', ')}` : 'no platform role'}, and any tenant's own role that holds it.`,
+        );
+        const typed = (await prompt!(`Type the permission's key (${key}) to delete it, anything else to cancel: `)).trim();
+        if (typed !== key) throw new CliError(typed ? `not deleted: '${typed}' is not the key '${key}'` : 'not deleted: cancelled', EXIT_ERROR);
+      }
       const gone = await call(conn, 'permissions delete', sdk.deletePermission({ client: conn.client, path: { permission_key: key }, signal: timeout() }));
       if (opts.format === 'json') return print(`${JSON.stringify(gone, null, 2)}\n`);
-      const from = gone.removed_from_platform_roles.length ? ` (taken out of platform roles ${gone.removed_from_platform_roles.join(', ')} and any tenant role)` : '';
-      print(`${styles(cmd).out.green(`Permission ${key} deleted${from}.`)}\n`);
+      const roles = gone.removed_from_roles;
+      const platform = roles.filter((r) => r.tenant_id === null).map((r) => r.role_key);
+      const tenants = roles.filter((r) => r.tenant_id !== null);
+      print(`${styles(cmd).out.green(`Permission ${key} deleted; taken out of ${roles.length} role${roles.length === 1 ? '' : 's'}.`)}\n`);
+      if (platform.length) print(`platform roles: ${platform.join(', ')}\n`);
+      for (const r of tenants) print(`tenant ${r.tenant_id}: ${r.role_key}\n`);
     });
 }
 

@@ -15,6 +15,7 @@ import { call, connect, REQUEST_TIMEOUT_MS } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError } from './errors';
 import { renderPairs } from './output';
+import { streamingFetch } from './upload';
 import { resolveTenantId, tenantPairs } from './tenant-lookup';
 
 /** The process's standard streams as streams (export and import stream through them). */
@@ -144,12 +145,17 @@ export function registerTenantLifecycleCommands(program: Command, h: CommandHelp
         source = streams.stdin;
       }
       const meter = counting((n) => progress(`sent ${mib(n)}`));
-      source.on('data', (c: Buffer) => meter.count(c.length));
-      const body = Readable.toWeb(source as Readable) as unknown as string;
+      // The file is piped into the request as the connection takes it (./upload.ts): never held in memory.
       const r = await call(
         conn,
         'tenant import',
-        sdk.importTenant({ client: conn.client, body, bodySerializer: null, duplex: 'half', signal: AbortSignal.timeout(TRANSFER_TIMEOUT_MS) } as Parameters<typeof sdk.importTenant>[0]),
+        sdk.importTenant({
+          client: conn.client,
+          body: '',
+          bodySerializer: null,
+          fetch: streamingFetch(source, (n) => meter.count(n)),
+          signal: AbortSignal.timeout(TRANSFER_TIMEOUT_MS),
+        } as Parameters<typeof sdk.importTenant>[0]),
       );
       if (opts.format === 'json') return print(`${JSON.stringify(r, null, 2)}\n`);
       const pairs: Array<[string, string]> = [

@@ -22,6 +22,7 @@ import {
   insertPlatformRole,
   insertTenantRole,
   lockPermissionCatalogue,
+  lockPermissionUse,
   lockRoleInTenant,
   lockRoleKeys,
   selectPermissions,
@@ -30,6 +31,7 @@ import {
   selectRolePermissions,
   selectTenantRole,
   selectTenantRoles,
+  selectRolesHoldingPermission,
   setPlatformRolePermissions,
   setTenantRolePermissions,
   unknownPermissions,
@@ -114,21 +116,33 @@ export async function createPermission(db: Database, origin: EventOrigin, p: { k
   });
 }
 
-/** Deletes a permission and takes it out of every role in the same transaction. */
-export async function deletePermission(db: Database, origin: EventOrigin, key: string): Promise<{ permission: Permission; platformRoles: string[] }> {
+/** A role a deleted permission was taken out of: a platform role (tenantId null) or a tenant's own. */
+export interface RemovedFromRole {
+  readonly tenantId: string | null;
+  readonly roleKey: string;
+}
+
+/**
+ * Deletes a permission and takes it out of every role in the same transaction; answers every
+ * role it left, platform and tenant (docs/roles.md).
+ */
+export async function deletePermission(db: Database, origin: EventOrigin, key: string): Promise<{ permission: Permission; removedFromRoles: RemovedFromRole[] }> {
   return withService(db, async (trx) => {
     if ((await selectPermission(trx, key))?.system) {
       throw new ApiError('validation', `'${key}' is a system permission: it guards the service's own tenant operations and cannot be deleted.`);
     }
+    await lockPermissionUse(trx, true);
+    const holding = await selectRolesHoldingPermission(trx, key);
     const gone = await deletePermissionRow(trx, key);
     if (!gone) throw new ApiError('notFound', `No permission '${key}' in the catalogue.`);
+    const removedFromRoles = holding.map((h) => ({ tenantId: h.tenantId, roleKey: h.roleKey }));
     await recordEvent(trx, origin, {
       action: 'permission.deleted',
       tenantId: null,
       target: { type: 'permission', id: key },
-      data: { permission: { key, description: gone.permission.description }, removed_from_platform_roles: gone.platformRoles },
+      data: { permission: { key, description: gone.permission.description }, removed_from_roles: removedFromRoles.map((r) => ({ tenant_id: r.tenantId, role_key: r.roleKey })) },
     });
-    return gone;
+    return { permission: gone.permission, removedFromRoles };
   });
 }
 
@@ -138,6 +152,7 @@ async function checkedPermissions(trx: Transaction, permissions: readonly string
   if (keys.length > ROLE_LIMITS.permissionsPerRole) {
     throw new ApiError('validation', `A role holds at most ${ROLE_LIMITS.permissionsPerRole} permissions; body.permissions names ${keys.length}.`);
   }
+  await lockPermissionUse(trx, false);
   const unknown = await unknownPermissions(trx, keys);
   if (unknown.length > 0) {
     throw new ApiError('validation', `body.permissions names '${unknown[0]}', which is not in the permission catalogue; a platform admin defines permissions (POST /api/setup/permissions).`);

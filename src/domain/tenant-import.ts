@@ -4,6 +4,8 @@
  * Any fault — a line that is not JSON or not of the format, a row of another tenant, rows out of
  * table order, counts or a SHA-256 that do not match, a missing end line, another format or
  * schema version — is a 400 naming the line, and the transaction rolls back: nothing is written.
+ * A file that breaks the role rules the API keeps (./tenant-import-rules.ts) is a 400 naming every
+ * fault at once.
  */
 import crypto from 'node:crypto';
 import { SCHEMA_VERSION } from '../db/database';
@@ -14,6 +16,7 @@ import { mapDatabaseError } from '../db/database-errors';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
 import { readLines, type Line } from './ndjson-lines';
+import { ImportRoleRules } from './tenant-import-rules';
 import { EXPORT_FORMAT, type ExportManifest } from './tenant-export';
 
 /** One line may hold a tenant's settings or an event's data: generous, but bounded. */
@@ -79,8 +82,17 @@ function refusal(err: unknown, table: string, line: number): ApiError {
 }
 
 /** Inserts a batch; on a refusal, finds the row at fault (one savepoint per row) to name its line. */
-async function flush(trx: Transaction, p: Pending): Promise<void> {
-  if (p.rows.length === 0) return;
+async function flush(trx: Transaction, p: Pending, rules: ImportRoleRules): Promise<void> {
+  if (p.table === 'tenant_role_permissions' && p.rows.length > 0) {
+    // A permission the catalogue lacks is named at the end with all the others, not refused here.
+    const keep = await rules.keepKnownPermissions(trx, p.rows);
+    p.lines = p.lines.filter((_, i) => keep[i]);
+    p.rows = p.rows.filter((_, i) => keep[i]);
+  }
+  if (p.rows.length === 0) {
+    p.bytes = 0;
+    return;
+  }
   try {
     await withSavepoint(trx, (sp) => insertTenantRows(sp, p.table, p.rows));
   } catch (batchErr) {
@@ -121,6 +133,7 @@ export async function importTenant(db: Database, origin: EventOrigin, body: Asyn
     let tableIndex = 0;
     let maxSeq = 0;
     let ended: Line | null = null;
+    const rules = new ImportRoleRules();
     for await (const line of lines) {
       if (ended) {
         if (line.bytes.toString('utf8').trim() !== '') throw bad(line.number, 'nothing may follow the end line.');
@@ -130,8 +143,9 @@ export async function importTenant(db: Database, origin: EventOrigin, body: Asyn
       const entry = parse(line);
       if (entry.type === 'end') {
         ended = line;
-        await flush(trx, pending);
+        await flush(trx, pending, rules);
         checkEnd(line, entry, counts, hash.digest('hex'));
+        await rules.check(trx);
         continue;
       }
       hash.update(line.bytes).update('\n');
@@ -157,10 +171,11 @@ export async function importTenant(db: Database, origin: EventOrigin, body: Asyn
       if (def.table === 'invitations') r.token_hash = `imported:${crypto.randomUUID()}`;
       if (def.table === 'credit_transactions' && typeof r.seq === 'number') maxSeq = Math.max(maxSeq, r.seq);
       if (index !== tableIndex || pending.rows.length >= BATCH_ROWS || pending.bytes >= BATCH_BYTES) {
-        await flush(trx, pending);
+        await flush(trx, pending, rules);
         pending.table = def.table;
         tableIndex = index;
       }
+      rules.see(def.table, r, line.number);
       pending.rows.push(r);
       pending.lines.push(line.number);
       pending.bytes += line.bytes.length;

@@ -27,6 +27,7 @@ import { acquireLock } from './lock';
 import { clearStalePostmaster, freePort, startPostmaster, stopPostmaster } from './postmaster';
 import { postgresUser } from './run-as';
 import { exists } from './support';
+import { EMBEDDED_DATABASE as DATABASE, embeddedUrl } from './url';
 
 export { EmbeddedDatabaseError } from './support';
 
@@ -36,7 +37,6 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-const DATABASE = 'tenant_service';
 
 /** Starts (initialising on first use) the embedded PostgreSQL of `dataDir`. */
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
@@ -73,7 +73,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     log.info({ port, dir: clusterDir }, 'Embedded PostgreSQL started');
     const postmaster = child;
     return {
-      url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`,
+      url: embeddedUrl(password, port),
       async stop() {
         await stopPostmaster(postmaster);
         lock.release();

@@ -45,9 +45,9 @@ export const createPermission = authenticated(async (ctx, input: HandlerInput<Cr
 
 export const deletePermission = authenticated(async (ctx, input: HandlerInput<DeletePermissionData>): Promise<Reply<DeletePermissionResponses>> => {
   const gone = await roles.deletePermission(ctx.services.db, originOf(ctx), input.path.permission_key);
-  ctx.log.info({ permission: gone.permission.key, platform_roles: gone.platformRoles }, 'Permission deleted');
+  ctx.log.info({ permission: gone.permission.key, roles: gone.removedFromRoles.length }, 'Permission deleted');
   const { system: _system, ...deleted } = toPermission(gone.permission);
-  return { status: 200, body: { ...deleted, removed_from_platform_roles: gone.platformRoles } };
+  return { status: 200, body: { ...deleted, removed_from_roles: gone.removedFromRoles.map((r) => ({ tenant_id: r.tenantId, role_key: r.roleKey })) } };
 });
 
 export const listPlatformRoles = authenticated(async (ctx): Promise<Reply<ListPlatformRolesResponses>> => ({

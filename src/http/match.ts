@@ -62,6 +62,30 @@ export function scimBasePaths(operations: readonly ContractOperation[]): readonl
   return [...new Set(operations.filter((o) => o.errorFormat === 'scim').map((o) => o.path.split('/').slice(0, 3).join('/')))];
 }
 
+/**
+ * The first operation declared at `path` under any method, and every method the operations there
+ * answer (declared and forwarded), for a 405's `Allow` (looked up on a 405 only).
+ */
+function operationsAt(router: ContractRouter, byId: ReadonlyMap<string, ContractOperation>, methods: readonly string[], path: string): { operation: ContractOperation | null; allow: string[] } {
+  let operation: ContractOperation | null = null;
+  const allow = new Set<string>();
+  for (const m of methods) {
+    const route = routeOf(router, m, path);
+    const op = typeof route === 'string' ? undefined : byId.get(route.operationId!);
+    if (!op || pathParams(op.path, path) === null) continue;
+    operation ??= op;
+    allow.add(op.method);
+    for (const f of op.forwardedMethods) allow.add(f);
+  }
+  return { operation, allow: [...allow].sort() };
+}
+
+/** The error format of a path's refusals made before any stage runs (./oversized-request.ts). */
+export function errorFormatOfPath(operations: readonly ContractOperation[]): (path: string) => 'scim' | 'service' {
+  const bases = scimBasePaths(operations);
+  return (path) => (bases.some((b) => path === b || path.startsWith(`${b}/`)) ? 'scim' : 'service');
+}
+
 export function matchStage(router: ContractRouter, operations: readonly ContractOperation[]): RequestHandler {
   const byId = new Map(operations.map((o) => [o.operationId, o]));
   const scimBases = scimBasePaths(operations);
@@ -101,22 +125,18 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
     return { route, operation: undefined };
   };
   const methods = [...new Set(operations.map((o) => o.method))];
-  /** An operation declared at `path` under another method (looked up on a 405 only). */
-  const atPath = (path: string): ContractOperation | null => {
-    for (const m of methods) {
-      const route = routeOf(router, m, path);
-      const op = typeof route === 'string' ? undefined : byId.get(route.operationId!);
-      if (op && pathParams(op.path, path) !== null) return op;
-    }
-    return null;
-  };
+  const atPath = (path: string) => operationsAt(router, byId, methods, path);
   return (req: Request, _res: Response, next: NextFunction) => {
     const state = stateOf(req);
     const { route, operation } = resolve(req.method, req.path);
     const params = operation ? pathParams(operation.path, req.path) : null;
     if (!operation || params === null) {
       state.miss = typeof route === 'string' ? route : 'notFound';
-      if (state.miss === 'methodNotAllowed') state.pathOperation = atPath(req.path);
+      if (state.miss === 'methodNotAllowed') {
+        const at = atPath(req.path);
+        state.pathOperation = at.operation;
+        state.allow = at.allow;
+      }
       if (underScimBase(req.path)) state.missErrorFormat = 'scim';
     } else if (params instanceof ApiError) {
       state.operation = operation;
@@ -132,7 +152,7 @@ export function matchStage(router: ContractRouter, operations: readonly Contract
 /**
  * Stage (after the rate limit): refuses what cannot go on. A request for a secured operation,
  * or for an unknown path under /api, without a valid token is 401; an unknown path is 404 and a
- * known path with another method 405.
+ * known path with another method 405 with `Allow`.
  */
 export function gateStage(): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
@@ -140,7 +160,11 @@ export function gateStage(): RequestHandler {
     const op = state.operation;
     if (state.authError && ((op && op.access !== 'public') || (!op && isApiPath(req.path)))) return next(state.authError);
     if (op) return next(state.deferredError ?? undefined);
-    if (state.miss === 'methodNotAllowed') return next(new ApiError('methodNotAllowed', `${req.method} is not allowed on ${req.path}.`));
+    if (state.miss === 'methodNotAllowed') {
+      // RFC 9110 (405 Method Not Allowed): the answer lists the methods the path answers.
+      const allow = state.allow.join(', ');
+      return next(new ApiError('methodNotAllowed', `${req.method} is not allowed on ${req.path}${allow ? `; it answers ${allow}` : ''}.`, {}, allow ? { Allow: allow } : {}));
+    }
     return next(new ApiError('notFound', `No endpoint ${req.method} ${req.path}.`));
   };
 }

@@ -15,9 +15,15 @@
  * Only Node's documented `IncomingMessage`/`ServerResponse` server options and express's public
  * `express.request`/`express.response` and `app.request`/`app.response` prototypes are used; a
  * request still goes through express exactly as before.
+ *
+ * What Node's HTTP parser refuses before express sees a request (a URL or header block past its
+ * bound, a request that is not HTTP, one past the request timeout) is answered here with the
+ * documented error body, never Node's empty one (docs/operations.md "Limits of a request"):
+ * ./oversized-request.ts.
  */
 import http from 'node:http';
 import express, { type Express } from 'express';
+import { answerClientError, PARSER_MAX_HEADER_BYTES, refuseOversized, type ErrorFormatOf } from './oversized-request';
 
 export interface AppServer {
   readonly server: http.Server;
@@ -25,13 +31,20 @@ export interface AppServer {
   serve(app: Express): void;
 }
 
-export function createAppServer(options: http.ServerOptions): AppServer {
+export interface AppServerOptions extends http.ServerOptions {
+  /** The error body a path's refusals are written in (SCIM's under its base path); the service's by default. */
+  readonly errorFormatOf?: ErrorFormatOf;
+}
+
+export function createAppServer(appOptions: AppServerOptions): AppServer {
+  const { errorFormatOf = () => 'service', ...options } = appOptions;
   class AppRequest extends http.IncomingMessage {}
   class AppResponse extends http.ServerResponse {}
   // What express's own `app.request` is: an object inheriting from express.request, with `app`.
   Object.setPrototypeOf(AppRequest.prototype, express.request);
   Object.setPrototypeOf(AppResponse.prototype, express.response);
-  const server = http.createServer({ ...options, IncomingMessage: AppRequest, ServerResponse: AppResponse });
+  const server = http.createServer({ maxHeaderSize: PARSER_MAX_HEADER_BYTES, ...options, IncomingMessage: AppRequest, ServerResponse: AppResponse });
+  server.on('clientError', (err: Error, socket) => answerClientError(err, socket, errorFormatOf));
   let served = false;
   return {
     server,
@@ -43,7 +56,9 @@ export function createAppServer(options: http.ServerOptions): AppServer {
       }
       app.request = AppRequest.prototype as unknown as Express['request'];
       app.response = AppResponse.prototype as unknown as Express['response'];
-      server.on('request', app);
+      server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+        if (!refuseOversized(req, res, errorFormatOf)) app(req, res);
+      });
     },
   };
 }

@@ -32,6 +32,8 @@ export class RequestState {
   miss: 'notFound' | 'methodNotAllowed' | null = null;
   /** On a 405: an operation declared at the path, whose style the refusal is answered in. */
   pathOperation: ContractOperation | null = null;
+  /** On a 405: the methods the path answers, for the `Allow` header (./match.ts). */
+  allow: readonly string[] = [];
   /** On a miss: the error format of the operations under whose base path it falls (./match.ts). */
   missErrorFormat: ContractOperation['errorFormat'] = 'service';
   /**

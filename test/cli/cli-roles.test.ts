@@ -54,10 +54,30 @@ it('defines permissions, builds platform and tenant roles, gives one to a member
   expect((await tenantctl(['roles', 'delete', ownKey, '--tenant', tenant.slug])).code).toBe(0);
   expect(await ownerConnection()('tenant_roles').where({ tenant_id: tenant.id })).toEqual([]);
 
-  const gone = await tenantctl(['permissions', 'delete', read]);
+  const gone = await tenantctl(['permissions', 'delete', read, '--yes']);
   expect(gone.code).toBe(0);
-  expect(gone.stdout).toContain(platformKey);
+  expect(gone.stdout).toMatch(new RegExp(`^platform roles: ${platformKey}$`, 'm'));
   expect(JSON.parse((await tenantctl(['roles', 'get', platformKey, '--format', 'json'])).stdout).permissions).toEqual([]);
+  expect((await tenantctl(['roles', 'delete', platformKey])).code).toBe(0);
+});
+
+it('permissions delete asks first: without --yes and without a terminal it refuses (exit 2) and deletes nothing; --yes lists every role it left', async () => {
+  const key = `${unique('cliask').replace('-', '')}:read`;
+  expect((await tenantctl(['permissions', 'create', key])).code).toBe(0);
+  const platformKey = unique('cli-holder');
+  expect((await tenantctl(['roles', 'create', platformKey, '--name', 'Holder', '--permissions', key])).code).toBe(0);
+  const tenant = await createTenant();
+  const ownKey = unique('cli-own');
+  expect((await tenantctl(['roles', 'create', ownKey, '--name', 'Own', '--permissions', key, '--tenant', tenant.slug])).code).toBe(0);
+
+  const refused = await tenantctl(['permissions', 'delete', key]);
+  expect(refused).toMatchObject({ code: 2, stdout: '' });
+  expect(refused.stderr).toMatch(/refusing to delete permission '.+' without confirmation: there is no terminal to ask on; pass --yes/);
+  expect(await ownerConnection()('permissions').where({ key })).toHaveLength(1);
+
+  const gone = await tenantctl(['permissions', 'delete', key, '--yes', '--format', 'json']);
+  expect(gone.code).toBe(0);
+  expect(JSON.parse(gone.stdout)).toMatchObject({ key, removed_from_roles: [{ tenant_id: null, role_key: platformKey }, { tenant_id: tenant.id, role_key: ownKey }] });
   expect((await tenantctl(['roles', 'delete', platformKey])).code).toBe(0);
 });
 

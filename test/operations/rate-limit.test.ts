@@ -3,6 +3,7 @@
  * counter per table row and per caller, per client address without a caller, and what is not
  * limited. The Redis store is covered by rate-limit-redis.test.ts.
  */
+import crypto from 'node:crypto';
 import { Writable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
@@ -58,6 +59,8 @@ describe('the table', () => {
       [
         ['setup-create', 10, 'hour', 'POST /api/setup/tenant'],
         ['setup-delete', 5, 'hour', 'DELETE /api/setup/tenant/*'],
+        // Undoing a scheduled deletion: its own counter, so spent deletes never block it.
+        ['setup-delete-cancel', 60, 'hour', 'DELETE /api/setup/tenant/*'],
         ['register', 3, 'hour', 'POST /api/tenants/register'],
         ['invitations', 50, 'hour', 'POST /api/tenant/invitations and /api/tenant/invitations/*'],
         ['tenant-token', 120, 'minute', 'POST /api/tenant/token'],
@@ -202,6 +205,21 @@ describe('one counter per row and per caller', () => {
     }
     const r = await request(t.app).delete('/api/setup/tenant/not-a-uuid').set('Authorization', bearer(token)).expect(429);
     expect(r.body.detail).toMatch(new RegExp(`^At most ${L} requests per hour to DELETE /api/setup/tenant/\\* `));
+  });
+
+  it('cancelling a scheduled deletion has its own counter: deletes that spent theirs (404s) never block the undo', async () => {
+    const token = adminToken();
+    const slug = unique('undo');
+    const made = await request(t.app).post('/api/setup/tenant').set('Authorization', bearer(token)).send({ name: 'Undo', slug }).expect(201);
+    const id = made.body.tenant_id as string;
+    await request(t.app).post(`/api/setup/tenant/${id}/scheduled-deletion`).set('Authorization', bearer(token)).send({ grace_days: 30 }).expect(200);
+    for (let i = 0; i < limitOf('deleteTenant'); i++) {
+      await request(t.app).delete(`/api/setup/tenant/${crypto.randomUUID()}`).set('Authorization', bearer(token)).expect(404);
+    }
+    await request(t.app).delete(`/api/setup/tenant/${crypto.randomUUID()}`).set('Authorization', bearer(token)).expect(429);
+    const undo = await request(t.app).delete(`/api/setup/tenant/${id}/scheduled-deletion`).set('Authorization', bearer(token)).expect(200);
+    expect(undo.body.status).toBe('active');
+    expect(undo.headers['ratelimit-policy']).toMatch(/^"setup-delete-cancel"; /);
   });
 });
 

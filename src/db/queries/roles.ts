@@ -103,6 +103,16 @@ export async function unknownPermissions(trx: Knex.Transaction, keys: readonly s
   return keys.filter((k) => !known.has(k));
 }
 
+/**
+ * Giving roles permissions (shared: such writes never wait for each other) against deleting a
+ * permission (exclusive): a deletion waits for the role writes in flight to commit, and role
+ * writes after it check the catalogue once it has committed, so what a deletion reports as taken
+ * away is all it takes away.
+ */
+export async function lockPermissionUse(trx: Knex.Transaction, exclusive: boolean): Promise<void> {
+  await trx.raw(`select ${exclusive ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared'}(hashtextextended('permission-use', 0))`);
+}
+
 /** Serializes role creation (platform and tenant), so a key is never both and limits hold. */
 export async function lockRoleKeys(trx: Knex.Transaction): Promise<void> {
   await trx.raw("select pg_advisory_xact_lock(hashtextextended('role-keys', 0))");
@@ -154,6 +164,32 @@ async function acrossTenants<T>(trx: Knex.Transaction, fn: () => Promise<T>): Pr
   const result = await fn();
   await trx.raw("select set_config('role', ?, true)", [APP_ROLE]);
   return result;
+}
+
+/** A role that holds a permission: a platform role (tenantId null) or a tenant's own. */
+export interface RoleHolding {
+  readonly tenantId: string | null;
+  readonly roleKey: string;
+}
+
+/**
+ * Every role holding the permission `key`, platform roles first (by key), then tenants' own (by
+ * tenant id, then key), read across every tenant. Called after `lockPermissionUse(trx, true)`,
+ * so no role being given a permission is still in flight: the list is exactly what a deletion in
+ * the same transaction takes away.
+ */
+export async function selectRolesHoldingPermission(trx: Knex.Transaction, key: string): Promise<RoleHolding[]> {
+  const platform = (await trx.raw<{ rows: Array<{ role_key: string }> }>(
+    'select role_key from platform_role_permissions where permission_key = ? order by role_key collate "C"',
+    [key],
+  )).rows.map((r) => ({ tenantId: null, roleKey: r.role_key }));
+  const tenants = await acrossTenants(trx, async () =>
+    (await trx.raw<{ rows: Array<{ tenant_id: string; role_key: string }> }>(
+      'select tenant_id, role_key from tenant_role_permissions where permission_key = ? order by tenant_id, role_key collate "C"',
+      [key],
+    )).rows.map((r) => ({ tenantId: r.tenant_id, roleKey: r.role_key })),
+  );
+  return [...platform, ...tenants];
 }
 
 /** Members and pending invitations of every tenant that hold the platform role `key`. */

@@ -223,7 +223,13 @@ describe("a tenant's own role, held by a member, decides the product request", (
     await decide(t, holder, [v.write]).expect(200);
 
     const gone = await api.del(`/api/setup/permissions/${encodeURIComponent(v.write)}`).expect(200);
-    expect(gone.body).toMatchObject({ key: v.write, removed_from_platform_roles: [platformKey] });
+    // Every role it leaves, platform and tenant.
+    expect(gone.body.removed_from_roles).toEqual([
+      { tenant_id: null, role_key: platformKey },
+      { tenant_id: t.id, role_key: ownKey },
+    ]);
+    const [event] = await eventsOf('permission.deleted', v.write);
+    expect(event.data.removed_from_roles).toEqual(gone.body.removed_from_roles);
     expect((await api.get(`/api/setup/roles/${platformKey}`).expect(200)).body.permissions).toEqual([v.read]);
     expect((await inTenant(t, bearerOf(admin)).get(`/api/tenant/roles/${ownKey}`).expect(200)).body.permissions).toEqual([]);
     await decide(t, holder, [v.write]).expect(403);

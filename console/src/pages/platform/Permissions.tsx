@@ -35,7 +35,8 @@ export default function Permissions() {
     ...deletePermissionMutation(),
     onMutate: () => setDone(null),
     onSuccess: async (p) => {
-      setDone(`Permission ${p.key} deleted; every role that held it lost it.`);
+      const n = p.removed_from_roles.length;
+      setDone(`Permission ${p.key} deleted; ${n === 0 ? 'no role held it' : `taken out of the ${n} role${n === 1 ? '' : 's'} that held it (platform and tenant)`}.`);
       await refresh();
     },
   });
