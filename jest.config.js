@@ -14,7 +14,9 @@ const common = {
 
 /** @type {import('jest').Config} */
 module.exports = {
-  testTimeout: 30000,
+  // A bound against a hang, not a timing check (docs/architecture.md#waiting-in-tests): generous,
+  // since CI shares two cores and a test's requests can take ten times their idle time.
+  testTimeout: 120000,
   maxWorkers: 2,
   projects: [
     {

@@ -17,6 +17,10 @@ import { contractProblem } from '../helpers/contract';
 import { contractTarget, type ContractTarget } from '../helpers/contract-target';
 import { unique } from '../helpers/factories';
 
+// One test drives every operation, compiling each one's response check as it meets it: its bound
+// (against a hang only) is that of a whole suite, not of one request.
+jest.setTimeout(300_000);
+
 let target: ContractTarget;
 let client: Client;
 const exercised = new Set<string>();

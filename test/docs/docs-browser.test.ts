@@ -18,7 +18,9 @@ import { startTestApp, type TestApp } from '../helpers/app';
 import { contractProblem } from '../helpers/contract';
 
 const OUTPUT_DIR = path.join(__dirname, '..', '..', 'test-output');
-const TIMEOUT = 180_000;
+const TIMEOUT = 360_000;
+/** The bound of each wait in the page (the default of every locator action and wait). */
+const WAIT_BOUND = 90_000;
 
 if (!HAVE_CHROMIUM) {
   process.stderr.write(`docs-browser.test.ts: SKIPPED, ${CHROMIUM} not found (install it with: apt-get install -y chromium)\n`);
@@ -91,6 +93,9 @@ afterAll(async () => {
 /** A page that records console errors, page errors and every request, and blocks anything not on 127.0.0.1. */
 async function openPage(): Promise<{ page: Page; requests: string[]; blocked: string[]; errors: string[] }> {
   const page = await browser!.newPage({ viewport: { width: 1400, height: 1000 } });
+  // Every wait of the page is for a condition; its bound only guards against a hang. Scalar
+  // renders the long document for tens of seconds on a busy machine, so the bound is generous.
+  page.setDefaultTimeout(WAIT_BOUND);
   const requests: string[] = [];
   const blocked: string[] = [];
   const errors: string[] = [];
@@ -134,21 +139,21 @@ browserIt(
       const response = await page.goto(`${base}/docs`, { waitUntil: 'load' });
       expect(response?.status()).toBe(200);
       // The reference is rendered once the document's title and the first of those operations show up.
-      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
+      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor();
       // Scalar renders the rest of a long document after its first frame: let it settle first.
       await page.waitForLoadState('networkidle');
       // Each one is a sidebar entry titled by its summary (its accessible name adds the method).
       // Scalar re-renders the sidebar while it loads a long document, so each entry is looked up
       // afresh until it shows (a locator's own wait can hold on to a node that went away).
       for (const summary of expected) {
-        const ends = Date.now() + 20_000;
+        const ends = Date.now() + WAIT_BOUND;
         while (!(await sidebarEntry(page, summary).isVisible().catch(() => false))) {
           if (Date.now() > ends) throw new Error(`no visible sidebar entry '${summary}'`);
           await page.waitForTimeout(100);
         }
       }
       // The server the page shows is this instance, taken from the served document.
-      await page.getByText(base, { exact: true }).first().waitFor({ timeout: 10_000 });
+      await page.getByText(base, { exact: true }).first().waitFor();
       // Let late requests (fonts, telemetry, lazy chunks) happen before judging.
       await page.waitForLoadState('networkidle');
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs.png') });
@@ -172,7 +177,7 @@ browserIt(
     const { page, requests, blocked, errors } = await openPage();
     try {
       await page.goto(`${base}/docs`, { waitUntil: 'load' });
-      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor({ timeout: 60_000 });
+      await page.getByRole('heading', { name: 'tenant-service' }).first().waitFor();
 
       // The Authentication box of the introduction (bearerAuth) is shared by every operation.
       await page.getByPlaceholder('Token').first().fill(token);
@@ -182,9 +187,9 @@ browserIt(
       await page
         .locator('button')
         .filter({ hasText: /^Test Request\s*\(get \/api\/tenant\)$/ })
-        .click({ timeout: 30_000 });
+        .click();
       const client = page.getByRole('dialog');
-      await client.waitFor({ timeout: 30_000 });
+      await client.waitFor();
 
       // The X-Tenant header parameter has its own row; replace the example value with our slug.
       // (Scalar ≥1.47 names the cells' comboboxes Key and Value; 1.46 has unnamed editor textboxes.)
@@ -200,7 +205,7 @@ browserIt(
       await page.keyboard.insertText(tenant.slug);
       // The editor cell commits its text to the request on its own schedule: wait until the row
       // shows the slug, then leave the cell, before sending (a send right away could go without it).
-      await tenantRow.getByText(tenant.slug).first().waitFor({ timeout: 10_000 });
+      await tenantRow.getByText(tenant.slug).first().waitFor();
       await value.press('Tab');
       // Scalar 1.46 sends an optional parameter's row only once its checkbox is ticked.
       const enabled = tenantRow.getByRole('checkbox');
@@ -213,8 +218,8 @@ browserIt(
 
       const send = () =>
         Promise.all([
-          page.waitForRequest((r) => r.url() === `${base}/api/tenant`, { timeout: 30_000 }),
-          page.waitForResponse((r) => r.url() === `${base}/api/tenant`, { timeout: 30_000 }),
+          page.waitForRequest((r) => r.url() === `${base}/api/tenant`),
+          page.waitForResponse((r) => r.url() === `${base}/api/tenant`),
           client.getByRole('button', { name: /^Send\b.*\/api\/tenant$/ }).click(),
         ]);
       // The editor commits the row to the request after a pause of its own (a send right away
@@ -239,7 +244,7 @@ browserIt(
       expect(body.tenant?.slug).toBe(tenant.slug);
 
       // The client shows the answer.
-      await client.getByText(/200/).first().waitFor({ timeout: 10_000 });
+      await client.getByText(/200/).first().waitFor();
       await page.screenshot({ path: path.join(OUTPUT_DIR, 'docs-try-it.png') });
 
       // A send that left without the header was answered 404 (the token's email domain names no

@@ -4,6 +4,7 @@
  * PostgreSQL binaries (initdb, pg_ctl) run as the `postgres` user when the tests run as root.
  */
 import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -21,8 +22,44 @@ export function postgresBinDir(): string {
   return path.join(root, versions[0]!, 'bin');
 }
 
-/** A free TCP port on the loopback interface. */
-export function freePort(): Promise<number> {
+/**
+ * A free TCP port on the loopback interface, for a child process (a server, PostgreSQL,
+ * PgBouncer, nginx) to listen on. It is taken below the kernel's ephemeral range
+ * (net.ipv4.ip_local_port_range), at random: a port that listen(0) handed out goes back to that
+ * range when closed, where any process's next outgoing connection (to PostgreSQL, Redis, …) may
+ * take it before the child listens, and the child then fails to start. Below the range only
+ * another test's pick can collide, and the picks are random among ~20 000 ports.
+ */
+export async function freePort(): Promise<number> {
+  const low = ephemeralRangeStart();
+  const from = 10_000;
+  if (low - from < 1_000) return kernelPort();
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = from + crypto.randomInt(low - from);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${from} and ${low - 1} in 200 tries`);
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A port the kernel picks (when its ephemeral range leaves no room below it). */
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.on('error', reject);

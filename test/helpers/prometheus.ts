@@ -4,7 +4,8 @@
  * - a line is blank, `# HELP <name> <text>`, `# TYPE <name> <type>`, another `#` comment, or a
  *   sample `name{label="value",…} value [timestamp]`;
  * - names match [a-zA-Z_:][a-zA-Z0-9_:]*, label names [a-zA-Z_][a-zA-Z0-9_]* (not `__`-prefixed),
- *   label values are quoted with only \\, \" and \n escapes; values are floats, NaN, ±Inf;
+ *   label values are quoted with only \\, \" and \n escapes; values are what Prometheus itself
+ *   parses (parseSampleValue: floats, NaN and ±Inf in any case);
  * - HELP and TYPE at most once per family, TYPE before the family's first sample; a family's
  *   samples are contiguous; no series (name + label set) twice; no label twice in one sample;
  * - histograms: `_bucket` series carry `le`, counts never decrease with `le`, the `+Inf` bucket
@@ -33,12 +34,26 @@ function fail(lineNo: number, line: string, why: string): never {
   throw new ExpositionError(`line ${lineNo}: ${why}: ${JSON.stringify(line.slice(0, 200))}`);
 }
 
+/**
+ * A sample value as Prometheus reads it: Go's strconv.ParseFloat without the Go 1.13 additions
+ * (hexadecimal mantissas, `p` exponents, `_` separators), which Prometheus's text parser refuses.
+ * ParseFloat ignores case in NaN, Inf and Infinity (prom-client prints `Nan` for a gauge with no
+ * sample yet), lets Inf and Infinity carry a sign but not NaN, and refuses a decimal beyond the
+ * float64 range.
+ */
+export function parseSampleValue(raw: string): number | undefined {
+  if (/^nan$/i.test(raw)) return NaN;
+  const inf = /^([+-]?)inf(inity)?$/i.exec(raw);
+  if (inf) return inf[1] === '-' ? -Infinity : Infinity;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) ? value : undefined;
+}
+
 function parseValue(raw: string, lineNo: number, line: string): number {
-  if (raw === 'NaN') return NaN;
-  if (raw === '+Inf' || raw === 'Inf') return Infinity;
-  if (raw === '-Inf') return -Infinity;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(raw)) fail(lineNo, line, `bad value '${raw}'`);
-  return Number(raw);
+  const value = parseSampleValue(raw);
+  if (value === undefined) fail(lineNo, line, `bad value '${raw}'`);
+  return value;
 }
 
 /** The family a sample name belongs to, given the declared types (histogram/summary suffixes). */
@@ -165,7 +180,7 @@ function checkHistogram(f: Family): void {
     const key = JSON.stringify(Object.entries(rest).sort());
     const g = groups.get(key) ?? { buckets: [] };
     groups.set(key, g);
-    if (s.name === `${f.name}_bucket`) g.buckets.push([le === '+Inf' ? Infinity : Number(le), s.value]);
+    if (s.name === `${f.name}_bucket`) g.buckets.push([parseSampleValue(le ?? '') ?? NaN, s.value]);
     else if (s.name === `${f.name}_sum`) g.sum = s.value;
     else if (s.name === `${f.name}_count`) g.count = s.value;
   }

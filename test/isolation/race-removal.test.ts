@@ -10,6 +10,7 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique } from '../helpers/factories';
+import { waitFor } from '../helpers/wait';
 
 jest.setTimeout(180_000);
 
@@ -22,14 +23,19 @@ afterAll(async () => {
   await closeOwnerConnection();
 });
 
-/** Runs `fn` repeatedly until `stop` resolves; collects the statuses. */
-async function hammer(fn: () => Promise<{ status: number; body: { error?: string } }>, stop: Promise<unknown>): Promise<number[]> {
+/**
+ * Runs `fn` repeatedly until `stop` resolves; collects the statuses (also into `seen`, shared by
+ * all the callers, which the remover watches: it acts once the race is on and stops the callers
+ * once the outcome it is about has been answered, however slow the machine is).
+ */
+async function hammer(fn: () => Promise<{ status: number; body: { error?: string } }>, stop: Promise<unknown>, seen: number[]): Promise<number[]> {
   let done = false;
   void stop.finally(() => (done = true));
   const statuses: number[] = [];
   while (!done) {
     const r = await fn();
     statuses.push(r.status);
+    seen.push(r.status);
   }
   return statuses;
 }
@@ -41,16 +47,18 @@ it('members removed while creating boards get 201 or 403, never 500', async () =
   const members = await Promise.all(Array.from({ length: 8 }, () => createUser(tenant.id)));
   let release!: () => void;
   const stop = new Promise<void>((r) => (release = r));
+  const seen: number[] = [];
   const writers = members.map((m) => {
     const auth = `Bearer ${tokenFor({ sub: m.subject })}`;
-    return hammer(() => request(t.app).post('/api/boards').set('Authorization', auth).set('X-Tenant', tenant.slug).send({ name: unique('b') }), stop);
+    return hammer(() => request(t.app).post('/api/boards').set('Authorization', auth).set('X-Tenant', tenant.slug).send({ name: unique('b') }), stop, seen);
   });
   const remover = (async () => {
+    await waitFor('a board created before the removals', () => seen.includes(201), { boundMs: 60_000 });
     for (const m of members) {
       await new Promise((r) => setTimeout(r, 150));
       await request(t.app).delete(`/api/tenant/members/${m.id}`).set('Authorization', adminAuth).set('X-Tenant', tenant.slug).expect(204);
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor('a removed member refused', () => seen.includes(403), { boundMs: 60_000 });
     release();
   })();
   const statuses = (await Promise.all([...writers, remover.then(() => [] as number[])])).flat();
@@ -85,16 +93,21 @@ it('members removed while their claim-provisioned requests keep coming are not m
   }
   let release!: () => void;
   const stop = new Promise<void>((r) => (release = r));
+  const seen: number[] = [];
   const writers = people.map((p) => {
     const auth = `Bearer ${tokenFor({ sub: p.sub, claims: { tenant: slug } })}`;
-    return hammer(() => request(t.app).post('/api/boards').set('Authorization', auth).send({ name: unique('b') }), stop);
+    return hammer(() => request(t.app).post('/api/boards').set('Authorization', auth).send({ name: unique('b') }), stop, seen);
   });
   const remover = (async () => {
+    await waitFor('a board created before the removals', () => seen.includes(201), { boundMs: 60_000 });
     for (const p of people) {
       await new Promise((r) => setTimeout(r, 150));
       await request(t.app).delete(`/api/tenant/members/${ids.get(p.sub)}`).set('Authorization', adminAuth).set('X-Tenant', slug).expect(204);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor('a removed member refused', () => seen.includes(403), { boundMs: 60_000 });
+    // A few more rounds after the refusal: a removed member must not come back meanwhile.
+    const after = seen.length;
+    await waitFor('more requests after the first refusal', () => seen.length >= after + people.length, { boundMs: 60_000 });
     release();
   })();
   const statuses = (await Promise.all([...writers, remover.then(() => [] as number[])])).flat();
@@ -113,17 +126,18 @@ it('a tenant deleted while claim-provisioned callers write: 200/201 or 403/404, 
   let release!: () => void;
   const stop = new Promise<void>((r) => (release = r));
   // Each round a new subject: the first use provisions it (an insert into users), then it writes.
+  const seen: number[] = [];
   const writers = Array.from({ length: 8 }, () =>
     hammer(async () => {
       const auth = `Bearer ${tokenFor({ sub: unique('claimed'), claims: { tenant: slug } })}`;
       const r = await request(t.app).post('/api/boards').set('Authorization', auth).send({ name: unique('b') });
       return r;
-    }, stop),
+    }, stop, seen),
   );
   const deleter = (async () => {
-    await new Promise((r) => setTimeout(r, 400));
+    await waitFor('boards created before the delete', () => seen.filter((s) => s === 201).length >= 8, { boundMs: 60_000 });
     await request(t.app).delete(`/api/setup/tenant/${tenantId}`).set('Authorization', admin).expect(200);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('a caller refused after the delete', () => seen.includes(404), { boundMs: 60_000 });
     release();
   })();
   const statuses = (await Promise.all([...writers, deleter.then(() => [] as number[])])).flat();

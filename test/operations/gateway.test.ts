@@ -24,6 +24,7 @@ import { waitForPort, writeCaddyfile, writeNginxConfig } from '../../bench/scena
 import { startTestApp, type TestApp } from '../helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../helpers/factories';
 import { SYSTEM_PERMISSIONS } from '../../src/context/permissions';
+import { waitForFileContaining } from '../helpers/wait';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const NGINX = '/usr/sbin/nginx';
@@ -404,7 +405,8 @@ for (const gateway of GATEWAYS) {
       const pid = Number(fs.readFileSync(path.join(dir, 'nginx.pid'), 'utf8').trim());
       expect(pid).toBe(proxy.proc.pid);
       expect(fs.existsSync(path.join(dir, 'nginx-error.log'))).toBe(true);
-      expect(fs.readFileSync(path.join(dir, 'nginx-access.log'), 'utf8')).toContain('/whoami?from=prefix-test');
+      // nginx writes the access log line after it has answered: wait for it (bounded).
+      expect(await waitForFileContaining(path.join(dir, 'nginx-access.log'), '/whoami?from=prefix-test')).toContain('/whoami?from=prefix-test');
       for (const temp of ['temp-client-body', 'temp-proxy']) expect(fs.statSync(path.join(dir, temp)).isDirectory()).toBe(true);
     });
 

@@ -149,12 +149,17 @@ it('an import whose rows take longer than the request timeout still answers 201 
     // New tenants wait for this lock: the import's first insert waits, after its upload has arrived.
     await locker.raw('lock table tenants in share mode');
     pending = postImport(file);
+    // Its upload arrives and is checked first (tens of MB: long on a busy machine); an answer
+    // before it waits on the lock says why at once instead of at the end of the bound.
+    let early: Response | null = null;
+    void pending.then((r) => (early = r), () => undefined);
     await until('the import to wait on the lock', async () => {
+      if (early) throw new Error(`the import was answered ${(early as Response).status} before it waited on the lock: ${await (early as Response).text()}`);
       const r = await freshOwner.raw<{ rows: unknown[] }>(
         "select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'insert into%tenants%'",
       );
       return r.rows.length > 0;
-    });
+    }, 240_000);
     // Its upload is a file by now, still there while the rows wait.
     expect(spooled()).toHaveLength(1);
     // A slower client, started after the import's body had arrived, is cut off by the timeout:

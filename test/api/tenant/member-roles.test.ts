@@ -7,6 +7,7 @@
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tokenFor, unique, type UserFixture } from '../../helpers/factories';
+import { waitFor } from '../../helpers/wait';
 
 let app: TestApp;
 let multi: TestApp;
@@ -280,7 +281,8 @@ describe('removals while requests are in flight', () => {
       }
     };
     const deleter = async () => {
-      await new Promise((r) => setTimeout(r, 100));
+      // Once the writes are under way (a board created), however slow the machine.
+      await waitFor('a board created before the delete', () => statuses.includes(201), { boundMs: 60_000 });
       await request(multi.app).delete(`/api/setup/tenant/${created.body.tenant_id}`).set('Authorization', `Bearer ${adminToken()}`).expect(200);
       deleted = true;
     };
