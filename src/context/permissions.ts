@@ -39,3 +39,15 @@ export function isSystemPermission(key: string): key is SystemPermission {
 export function isReservedPermissionKey(key: string): boolean {
   return key.startsWith(SYSTEM_PERMISSION_PREFIX);
 }
+
+/**
+ * The system permissions a role given by a verified domain may hold
+ * (docs/domains.md#joining-by-domain): only what the built-in `member` role holds, reading who
+ * else is a member. A DNS record proves control of a domain, not a decision about a person.
+ */
+export const DOMAIN_JOINABLE_PERMISSIONS: readonly SystemPermission[] = ['tenant:members:read'];
+
+/** The first permission of `permissions` that a role given by a domain may not hold; undefined: none. */
+export function notGivenByDomain(permissions: readonly string[]): string | undefined {
+  return permissions.find((p) => isReservedPermissionKey(p) && !(DOMAIN_JOINABLE_PERMISSIONS as readonly string[]).includes(p));
+}

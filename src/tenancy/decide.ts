@@ -11,6 +11,7 @@
 import type { TenantStatus } from '../context/tenant-status';
 import { ApiError } from '../errors';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
+import { notGivenByDomain } from '../context/permissions';
 import { ADMIN_ROLE, MEMBER_ROLE, ROLE_KEY_PATTERN, type RoleKey } from '../context/roles';
 import type { IdentityLink } from '../context/entities';
 
@@ -222,7 +223,7 @@ export function directoryTrust(facts: Pick<TenantFacts, 'claimsIssuer' | 'links'
 /** A role a DNS record may give (docs/domains.md#joining-by-domain): one the tenant has, not `admin`, no `tenant:` permission. */
 export function joinRoleAllowed(role: RoleKey, rolePermissions: Readonly<Record<RoleKey, readonly string[]>>): boolean {
   if (role === ADMIN_ROLE || !Object.prototype.hasOwnProperty.call(rolePermissions, role)) return false;
-  return !rolePermissions[role]!.some((p) => p.startsWith('tenant:'));
+  return notGivenByDomain(rolePermissions[role]!) === undefined;
 }
 
 /** The verified domain that makes the caller a member at their first request (automatic join); null: none. */

@@ -19,7 +19,7 @@ const facts = (over: Partial<TenantFacts> = {}): TenantFacts => ({
   links: [],
   rolesFromClaims: false,
   memberRole: null,
-  rolePermissions: { admin: ['tenant:members:write'], member: [], viewer: ['boards:read'], helpdesk: ['tenant:members:read'] },
+  rolePermissions: { admin: ['tenant:members:write'], member: ['tenant:members:read'], viewer: ['boards:read'], helpdesk: ['tenant:members:read', 'tenant:invitations:write'] },
   ...over,
 });
 
@@ -48,9 +48,9 @@ describe('automatic join', () => {
 });
 
 describe('join roles', () => {
-  it('a role of the tenant, not admin, without a tenant: permission', () => {
+  it('a role of the tenant, not admin, holding no administering system permission', () => {
     const perms = facts().rolePermissions;
-    expect(joinRoleAllowed('member', perms)).toBe(true);
+    expect(joinRoleAllowed('member', perms)).toBe(true); // holds only tenant:members:read, as the built-in member does
     expect(joinRoleAllowed('viewer', perms)).toBe(true);
     expect(joinRoleAllowed('admin', perms)).toBe(false);
     expect(joinRoleAllowed('helpdesk', perms)).toBe(false);

@@ -20,6 +20,8 @@ import {
 } from '../../db/queries/domains';
 import { selectPlatformRole, selectTenantRole } from '../../db/queries/roles';
 import { withTenant, type Database, type Transaction } from '../../db/tenant-scope';
+import { notGivenByDomain } from '../../context/permissions';
+import { ADMIN_ROLE } from '../../context/roles';
 import { ApiError } from '../../errors';
 import { recordEvent, type EventOrigin } from '../events';
 import { describeAnswer, type TxtLookup } from './dns';
@@ -73,13 +75,13 @@ export async function claimDomain(trx: Transaction, origin: EventOrigin, tenantI
   return d;
 }
 
-/** Checks a join role (docs/domains.md#joining-by-domain): a role of the tenant, not `admin`, no `tenant:` permission. */
+/** Checks a join role (docs/domains.md#joining-by-domain): a role of the tenant, not `admin`, no administering system permission. */
 async function checkJoinRole(trx: Transaction, tenantId: string, key: string): Promise<void> {
   const role = (await selectTenantRole(trx, tenantId, key)) ?? (await selectPlatformRole(trx, key));
   if (!role) throw new ApiError('validation', `body.join_role: '${key}' is not a role of this tenant.`);
-  if (key === 'admin') throw new ApiError('validation', "body.join_role: 'admin' is never given by a domain: a DNS record proves control of a domain, not a decision about a person.");
-  const system = role.permissions.find((p) => p.startsWith('tenant:'));
-  if (system) throw new ApiError('validation', `body.join_role: role '${key}' holds the system permission '${system}'; a role given by a domain may not hold a 'tenant:' permission.`);
+  if (key === ADMIN_ROLE) throw new ApiError('validation', "body.join_role: 'admin' is never given by a domain: a DNS record proves control of a domain, not a decision about a person.");
+  const system = notGivenByDomain(role.permissions);
+  if (system) throw new ApiError('validation', `body.join_role: role '${key}' holds the system permission '${system}'; a role given by a domain may hold no 'tenant:' permission beyond what the built-in member role holds (tenant:members:read).`);
 }
 
 /** Sets the join policy and role; event `domain.updated` when something changed. */
