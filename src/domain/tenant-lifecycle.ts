@@ -2,7 +2,8 @@
  * A tenant's lifecycle (docs/operations.md#tenant-lifecycle): suspend and reactivate, schedule
  * a deletion after a grace period and cancel it, and the scheduled deletion itself. Platform
  * level: the `tenants` row is changed in a service transaction, with its event. What a status
- * means to requests is decided in src/tenancy/decide.ts.
+ * means to requests, and which transitions are allowed with which event, is the lifecycle table
+ * (src/context/tenant-status.ts); the entry decision (src/tenancy/decide.ts) applies it.
  */
 import type { Tenant } from '../context/entities';
 import type { EventAction } from '../context/event-actions';
