@@ -4,6 +4,7 @@
 import { type Command, Option } from 'commander';
 import * as sdk from '../../generated/sdk.gen';
 import type { TenantSettings, TenantStatusUpdate } from '../../generated/types.gen';
+import { SETTABLE_STATUSES } from '../context/tenant-status';
 import { call, connect, REQUEST_TIMEOUT_MS } from './api';
 import type { CommandHelpers, Format } from './command';
 import { CliError } from './errors';
@@ -21,7 +22,7 @@ export function registerTenantUpdateCommand(tenant: Command, h: CommandHelpers):
     .option('--name <name>', 'new display name (1-255 characters)', parseName)
     .option('--slug <slug>', 'new slug (the default tenant keeps its slug)', parseSlug('--slug'))
     .option('--settings <json>', 'settings as a JSON object; replaces the stored object', parseSettings)
-    .addOption(new Option('--status <status>', 'active approves a pending tenant').choices(['active', 'pending_approval']))
+    .addOption(new Option('--status <status>', 'active approves a pending tenant').choices(SETTABLE_STATUSES))
     .option('--provision-from-claims <bool>', 'true: callers whose token names this tenant become members on first use; false: invitation only', parseBool)
     .option('--claims-issuer <url>', "provision only from tokens of this issuer (their 'iss')", parseIssuer)
     .option('--any-issuer', 'lift the issuer restriction (claims_issuer null)', false)

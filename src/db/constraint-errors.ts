@@ -7,6 +7,7 @@
  * Add an entry when a migration adds a constraint a client can reach with valid-looking input.
  */
 import type { ErrorKind } from '../errors';
+import { TENANT_STATUSES } from '../context/tenant-status';
 
 /** The PostgreSQL error fields a mapping may quote (never the statement or the row). */
 export interface ConstraintViolation {
@@ -30,6 +31,12 @@ const memberGone = fixed('accessDenied', 'The member this request acts for was r
 /** A board referenced by the request was deleted while it ran. */
 const boardGone = fixed('notFound', 'The board was deleted while the request ran.');
 
+/** `'a', 'b' or 'c'`. */
+const oneOf = (values: readonly string[]): string => {
+  const quoted = values.map((v) => `'${v}'`);
+  return quoted.length > 1 ? `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}` : quoted.join('');
+};
+
 export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   // tenants (TenantRow)
   tenants_slug_unique: {
@@ -43,7 +50,7 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   tenants_name_check: fixed('validation', 'The tenant name must not be empty.'),
   tenants_slug_check: fixed('validation', 'The tenant slug may contain only lowercase letters, digits and hyphens.'),
   tenants_settings_check: fixed('validation', 'The tenant settings must be a JSON object.'),
-  tenants_status_check: fixed('validation', "The tenant status must be 'active', 'pending_approval', 'suspended' or 'pending_deletion'."),
+  tenants_status_check: fixed('validation', `The tenant status must be ${oneOf(TENANT_STATUSES)}.`),
   tenants_suspension_reason_check: fixed('validation', 'The suspension reason must be 1 to 500 characters.'),
   tenants_status_before_deletion_check: fixed('validation', 'The status before a scheduled deletion is not one of the allowed values.'),
   tenants_deletion_scheduled: fixed('validation', 'A tenant pending deletion needs its deletion time and the status to restore, and no other tenant has them.'),

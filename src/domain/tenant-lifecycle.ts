@@ -2,9 +2,12 @@
  * A tenant's lifecycle (docs/operations.md#tenant-lifecycle): suspend and reactivate, schedule
  * a deletion after a grace period and cancel it, and the scheduled deletion itself. Platform
  * level: the `tenants` row is changed in a service transaction, with its event. What a status
- * means to requests is decided in src/tenancy/decide.ts.
+ * means to requests, and which transitions are allowed with which event, is the lifecycle table
+ * (src/context/tenant-status.ts); the entry decision (src/tenancy/decide.ts) applies it.
  */
 import type { Tenant } from '../context/entities';
+import type { EventAction } from '../context/event-actions';
+import { TENANT_STATUSES, transitionOf, type TenantStatus } from '../context/tenant-status';
 import { daysFromNow, dueDeletions, isDeletionDue, tryLockScheduledDeletion } from '../db/queries/tenant-lifecycle';
 import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
@@ -22,6 +25,12 @@ export const SCHEDULE_ORIGIN: EventOrigin = {
   requestId: null,
   ip: null,
 };
+
+/** The statuses a transition may leave from, for a refusal ("suspended"; "an active" with its article). */
+function fromWhich(event: EventAction, article = false): string {
+  const from = TENANT_STATUSES.filter((s) => transitionOf(s, event)).join(' or ');
+  return article ? `${/^[aeiou]/.test(from) ? 'an' : 'a'} ${from}` : from;
+}
 
 const notFound = (id: string) => new ApiError('tenantNotFound', `Tenant with ID ${id} not found.`);
 
@@ -57,12 +66,13 @@ function refuseDefault(current: Tenant, multiTenantMode: boolean, what: string):
 export async function suspendTenant(db: Database, origin: EventOrigin, id: string, reason: string, opts: { multiTenantMode: boolean }): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
     refuseDefault(current, opts.multiTenantMode, 'suspended');
-    if (current.status !== 'active') {
-      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; only an active tenant can be suspended.`);
+    const step = transitionOf(current.status, 'tenant.suspended');
+    if (!step || step.to === 'previous') {
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; only ${fromWhich('tenant.suspended', true)} tenant can be suspended.`);
     }
-    const row = await patchTenant(trx, id, { status: 'suspended', suspendedAt: 'now', suspensionReason: reason });
+    const row = await patchTenant(trx, id, { status: step.to, suspendedAt: 'now', suspensionReason: reason });
     await recordEvent(trx, origin, {
-      action: 'tenant.suspended',
+      action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
       data: { tenant: tenantData(row), reason, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
@@ -73,12 +83,14 @@ export async function suspendTenant(db: Database, origin: EventOrigin, id: strin
 /** Reactivates a suspended tenant: its requests are admitted again. */
 export async function reactivateTenant(db: Database, origin: EventOrigin, id: string): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
-    if (current.status !== 'suspended') {
-      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}, not suspended.${current.status === 'pending_deletion' ? ' Cancel its scheduled deletion first.' : ''}`);
+    const step = transitionOf(current.status, 'tenant.reactivated');
+    if (!step || step.to === 'previous') {
+      const cancelFirst = transitionOf(current.status, 'tenant.deletion_cancelled') ? ' Cancel its scheduled deletion first.' : '';
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}, not ${fromWhich('tenant.reactivated')}.${cancelFirst}`);
     }
-    const row = await patchTenant(trx, id, { status: 'active', suspendedAt: null, suspensionReason: null });
+    const row = await patchTenant(trx, id, { status: step.to, suspendedAt: null, suspensionReason: null });
     await recordEvent(trx, origin, {
-      action: 'tenant.reactivated',
+      action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
       data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },
@@ -97,13 +109,17 @@ export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, 
   }
   return changeTenant(db, id, async (trx, current) => {
     refuseDefault(current, opts.multiTenantMode, 'scheduled for deletion');
-    if (current.status === 'pending_deletion') {
-      throw new ApiError('conflict', `Tenant '${current.slug}' is already scheduled for deletion (after ${new Date(current.lifecycle!.deleteAfter!).toISOString()}); cancel it first to change the date.`);
+    const step = transitionOf(current.status, 'tenant.deletion_scheduled');
+    if (!step || step.to === 'previous') {
+      const after = current.lifecycle?.deleteAfter;
+      if (after) throw new ApiError('conflict', `Tenant '${current.slug}' is already scheduled for deletion (after ${new Date(after).toISOString()}); cancel it first to change the date.`);
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; it cannot be scheduled for deletion.`);
     }
     const deleteAfter = await daysFromNow(trx, graceDays);
-    const row = await patchTenant(trx, id, { status: 'pending_deletion', statusBeforeDeletion: current.status, deleteAfter });
+    // The status to restore on cancel: the schedule never starts from a pending deletion.
+    const row = await patchTenant(trx, id, { status: step.to, statusBeforeDeletion: current.status as Exclude<TenantStatus, 'pending_deletion'>, deleteAfter });
     await recordEvent(trx, origin, {
-      action: 'tenant.deletion_scheduled',
+      action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
       data: { tenant: tenantData(row), grace_days: graceDays, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
@@ -114,12 +130,13 @@ export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, 
 /** Cancels a scheduled deletion: the tenant gets back the status it had (409 while the deletion runs). */
 export async function cancelTenantDeletion(db: Database, origin: EventOrigin, id: string): Promise<Tenant> {
   return changeTenant(db, id, async (trx, current) => {
-    if (current.status !== 'pending_deletion') throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; no deletion is scheduled.`);
+    const step = transitionOf(current.status, 'tenant.deletion_cancelled');
+    if (!step) throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; no deletion is scheduled.`);
     if (!(await tryLockScheduledDeletion(trx, id))) throw new ApiError('conflict', `The scheduled deletion of tenant '${current.slug}' is running; it can no longer be cancelled.`);
-    const restored = current.lifecycle!.statusBeforeDeletion!;
+    const restored = step.to === 'previous' ? current.lifecycle!.statusBeforeDeletion! : step.to;
     const row = await patchTenant(trx, id, { status: restored, statusBeforeDeletion: null, deleteAfter: null });
     await recordEvent(trx, origin, {
-      action: 'tenant.deletion_cancelled',
+      action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
       data: { tenant: tenantData(row), cancelled_delete_after: new Date(current.lifecycle!.deleteAfter!).toISOString(), before: { status: current.status }, after: { status: row.status } },

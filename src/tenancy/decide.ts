@@ -10,6 +10,7 @@
  */
 import type { TenantStatus } from '../context/tenant-status';
 import { ApiError } from '../errors';
+import { statusRefusal } from '../context/tenant-entry';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
 import { notGivenByDomain } from '../context/permissions';
 import { ADMIN_ROLE, MEMBER_ROLE, ROLE_KEY_PATTERN, type RoleKey } from '../context/roles';
@@ -180,24 +181,12 @@ function sourceOf(request: EntryRequest): TenantSource {
 }
 
 /**
- * Why a tenant of this status cannot be used, whoever asks (null: active). A suspended tenant
- * and one pending deletion are refused alike, for platform admins too (they manage it under
- * /api/setup); the suspension's reason is the operator's note and is never shown here
- * (docs/operations.md#tenant-lifecycle). Invitation accept asks this too: it names its
- * tenant by the invitation, not by a header.
+ * Why a tenant of this status cannot be used, whoever asks (null: active): the lifecycle table's
+ * refusal (src/context/tenant-status.ts). A suspended tenant and one pending deletion are refused
+ * alike, for platform admins too (they manage it under /api/setup); the suspension's reason is
+ * never shown (docs/operations.md#tenant-lifecycle). Invitation accept and SCIM ask this too.
  */
-export function statusRefusal(slug: string, status: TenantStatus): ApiError | null {
-  switch (status) {
-    case 'active':
-      return null;
-    case 'pending_approval':
-      return new ApiError('tenantPending', `Tenant '${slug}' is awaiting approval by a platform admin.`);
-    case 'suspended':
-      return new ApiError('tenantSuspended', `Tenant '${slug}' is suspended; its admins can ask the operator of this service why.`);
-    case 'pending_deletion':
-      return new ApiError('tenantSuspended', `Tenant '${slug}' is suspended: it is scheduled for deletion.`);
-  }
-}
+export { statusRefusal };
 
 /**
  * True when the tenant trusts the token's issuer to bind directory users

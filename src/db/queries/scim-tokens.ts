@@ -4,6 +4,7 @@
  * transaction; a SCIM request finds its token (and so its tenant) by hash with the platform
  * reader, then works inside that tenant's transaction.
  */
+import type { TenantStatus } from '../../context/tenant-status';
 import type { Knex } from 'knex';
 
 export interface ScimTokenRow {
@@ -51,8 +52,8 @@ export async function findScimTokenByHash(trx: Knex.Transaction, tokenHash: stri
  * Inside the tenant's transaction: the token still exists (locked against a revoke until the
  * request ends) and its tenant's status; `last_used_at` is written at most once a minute.
  */
-export async function useScimToken(trx: Knex.Transaction, tenantId: string, id: string): Promise<{ status: string; slug: string } | null> {
-  const { rows } = await trx.raw<{ rows: Array<{ status: string; slug: string }> }>(
+export async function useScimToken(trx: Knex.Transaction, tenantId: string, id: string): Promise<{ status: TenantStatus; slug: string } | null> {
+  const { rows } = await trx.raw<{ rows: Array<{ status: TenantStatus; slug: string }> }>(
     `with tok as (
        select id from scim_tokens where tenant_id = ? and id = ? for key share
      ), touched as (

@@ -5,6 +5,7 @@
  * transaction (src/db/tenant-scope.ts `withService`), except the tenant-owned rows a new tenant
  * starts with, written under the new tenant's scope.
  */
+import type { TenantStatusUpdate } from '../../context/tenant-status';
 import type { Knex } from 'knex';
 import type { IdentityLink, Member, MembershipPolicy, Tenant, TenantLifecycle, TenantStatus } from '../../context/entities';
 import { ADMIN_ROLE } from '../../context/roles';
@@ -108,7 +109,7 @@ export interface NewTenantRow {
   name: string;
   slug: string;
   settings: Record<string, unknown>;
-  status: 'active' | 'pending_approval';
+  status: TenantStatusUpdate;
   createdBy: { issuer: string; subject: string } | null;
   registration: Record<string, unknown> | null;
   membershipPolicy: MembershipPolicy;

@@ -1,10 +1,11 @@
 /**
  * A SCIM request's token (docs/directory-sync.md#connecting-a-directory): found by its SHA-256
  * across tenants (the platform reader), then used inside its tenant's transaction, where a revoke
- * committed meanwhile or a tenant that is not active refuses it.
+ * committed meanwhile or a tenant that may not be entered refuses it.
  */
 import { findScimTokenByHash, useScimToken } from '../../db/queries/scim-tokens';
 import { withPlatformRead, type Database, type Transaction } from '../../db/tenant-scope';
+import { statusRefusal } from '../../context/tenant-entry';
 import { ApiError } from '../../errors';
 import { SCIM_TOKEN_PREFIX, scimTokenHash } from '../directory-settings';
 
@@ -14,12 +15,13 @@ export async function findScimToken(db: Database, token: string): Promise<{ tena
   return row && { tenantId: row.tenant_id, tokenId: row.id };
 }
 
-/** In the tenant's transaction: the token still exists and the tenant is active, else the refusal. */
+/** In the tenant's transaction: the token still exists and the tenant may be entered, else the refusal. */
 export async function enterScimTenant(trx: Transaction, tenantId: string, tokenId: string): Promise<{ slug: string }> {
   const t = await useScimToken(trx, tenantId, tokenId);
   if (!t) throw new ApiError('unauthorized', 'The SCIM token is not valid (unknown or revoked).');
-  // A directory has no business with a tenant that is not active (docs/operations.md#tenant-lifecycle).
-  if (t.status === 'pending_approval') throw new ApiError('tenantPending', `Tenant '${t.slug}' is awaiting approval by a platform admin.`);
-  if (t.status !== 'active') throw new ApiError('tenantSuspended', `Tenant '${t.slug}' is suspended.`);
+  // A directory has no business with a tenant that may not be entered: the entry decision's
+  // refusal, read from the lifecycle table (docs/operations.md#tenant-lifecycle).
+  const closed = statusRefusal(t.slug, t.status);
+  if (closed) throw closed;
   return { slug: t.slug };
 }

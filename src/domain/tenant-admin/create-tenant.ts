@@ -4,6 +4,7 @@
  * its sample data in one transaction, the tenant-owned rows written under row-level security for
  * the new tenant.
  */
+import type { TenantStatusUpdate } from '../../context/tenant-status';
 import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
 import { distinctLinks, insertSampleData, insertTenant, insertTenantAdmin, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../../db/tenant-scope';
@@ -14,7 +15,7 @@ export interface NewTenant {
   name: string;
   slug: string;
   settings?: Record<string, unknown>;
-  status?: 'active' | 'pending_approval';
+  status?: TenantStatusUpdate;
   /** Who registered it (self-service registration); counted by SERVICE_MAX_TENANTS_PER_USER. */
   createdBy?: { issuer: string; subject: string };
   /** Registration details kept with the tenant (use case, size, metadata…). */

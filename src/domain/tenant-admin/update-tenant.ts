@@ -2,6 +2,7 @@
 import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
 import { distinctLinks, findTenantForUpdate, identityLinksOf, patchTenant, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database } from '../../db/tenant-scope';
+import { TENANT_LIFECYCLE, transitionTo, type TenantStatusUpdate } from '../../context/tenant-status';
 import { ApiError } from '../../errors';
 import { changedFields, linksData, recordEvent, tenantData, type EventOrigin } from '../events';
 import { tenantNotFound } from './get-tenant';
@@ -10,7 +11,7 @@ export interface TenantPatch {
   name?: string;
   slug?: string;
   settings?: Record<string, unknown>;
-  status?: 'active' | 'pending_approval';
+  status?: TenantStatusUpdate;
   /** Fields present change; `claims_issuer: null` clears the issuer restriction. */
   membershipPolicy?: Partial<MembershipPolicy>;
   /** Replaces the tenant's identity links. */
@@ -35,10 +36,12 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
     if (current.isDefault && patch.status === 'pending_approval') {
       throw new ApiError('badRequest', 'The default tenant cannot be set to pending_approval.');
     }
-    // Suspension and scheduled deletion end through their own operations, which record why.
-    if (patch.status !== undefined && patch.status !== current.status && (current.status === 'suspended' || current.status === 'pending_deletion')) {
-      const how = current.status === 'suspended' ? 'POST /api/setup/tenant/{tenant_id}/reactivate' : 'DELETE /api/setup/tenant/{tenant_id}/scheduled-deletion';
-      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; change its status with ${how}.`);
+    // A status changes here only along the lifecycle table's updateTenant transitions; suspension
+    // and scheduled deletion end through their own operations, which record why.
+    const step = patch.status !== undefined && patch.status !== current.status ? transitionTo(current.status, patch.status, 'updateTenant') : null;
+    if (patch.status !== undefined && patch.status !== current.status && !step) {
+      const how = TENANT_LIFECYCLE[current.status].transitions.filter((t) => t.operation !== 'updateTenant' && t.to !== 'pending_deletion').map((t) => t.route);
+      throw new ApiError('conflict', `Tenant '${current.slug}' is ${current.status}; change its status with ${how.join(' or ')}.`);
     }
     const row = await patchTenant(trx, id, { name: patch.name, slug: patch.slug, settings: patch.settings, status: patch.status, membershipPolicy: patch.membershipPolicy });
     const linksBefore = distinctLinks((await identityLinksOf(trx, [id])).get(id) ?? []);
@@ -47,16 +50,16 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
       linksAfter = distinctLinks(patch.identityLinks);
       await replaceIdentityLinks(trx, id, linksAfter);
     }
-    // Approving (pending_approval → active) is its own event; any other changed field is
-    // tenant.updated with `before` and `after` of just those fields.
-    const approved = current.status === 'pending_approval' && row.status === 'active';
+    // A transition with its own event (approving: pending_approval → active) records it; any
+    // other changed field is tenant.updated with `before` and `after` of just those fields.
+    const approved = step !== null && step.event !== 'tenant.updated';
     const before: Record<string, unknown> = { ...tenantData(current), identity_links: linksData(linksBefore) };
     const diff = changedFields(before, { ...tenantData(row), identity_links: linksData(linksAfter) });
     if (approved) {
       delete diff.before.status;
       delete diff.after.status;
       await recordEvent(trx, origin, {
-        action: 'tenant.approved',
+        action: step.event,
         tenantId: id,
         target: { type: 'tenant', id },
         data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },

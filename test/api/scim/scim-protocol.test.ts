@@ -114,6 +114,20 @@ describe('tenant status', () => {
     await request(t.app).post(`/api/setup/tenant/${d.id}/reactivate`).set('Authorization', admin).expect(200);
     await request(t.app).get('/scim/v2/Users').set('Authorization', d.scim).expect(200);
   });
+
+  it('a tenant scheduled for deletion refuses its directory with the entry decision\'s refusal; cancelled, it answers again', async () => {
+    const d = await directory();
+    const admin = `Bearer ${adminToken()}`;
+    await request(t.app).post(`/api/setup/tenant/${d.id}/scheduled-deletion`).set('Authorization', admin).send({ grace_days: 5 }).expect(200);
+    const r = await request(t.app).get('/scim/v2/Users').set('Authorization', d.scim);
+    expectScimError(r, 403);
+    // The member's own request is refused with the same words.
+    const member = await request(t.app).get('/api/tenant').set('Authorization', d.admin).set('X-Tenant', d.slug).expect(403);
+    expect(r.body.detail).toBe(`Tenant '${d.slug}' is suspended: it is scheduled for deletion.`);
+    expect(member.body.detail).toBe(r.body.detail);
+    await request(t.app).delete(`/api/setup/tenant/${d.id}/scheduled-deletion`).set('Authorization', admin).expect(200);
+    await request(t.app).get('/scim/v2/Users').set('Authorization', d.scim).expect(200);
+  });
 });
 
 describe('discovery', () => {

@@ -7,6 +7,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { getTenantQueryKey, updateTenantMutation } from '@generated/@tanstack/react-query.gen';
 import type { IdentityLink, Tenant, TenantStatus, UpdateTenantRequest } from '@generated/types.gen';
+import { isSettable, SETTABLE_STATUSES } from '@service/context/tenant-status';
 import { ErrorNotice, SuccessNotice } from '../ErrorNotice';
 import { completeLinks, IdentityLinksEditor } from './IdentityLinksEditor';
 import { MembershipPolicyFields, policyInput, type PolicyDraft } from './MembershipPolicyFields';
@@ -99,8 +100,8 @@ export function DetailsForm({ tenant }: { tenant: Tenant }) {
     if (settings !== null) body.settings = parsed.value;
     if (shown.name.trim() !== tenant.name) body.name = shown.name.trim();
     if (shown.slug !== tenant.slug) body.slug = shown.slug;
-    // Suspension and scheduled deletion have their own actions: this field moves only between these two.
-    if (shown.status !== tenant.status && (shown.status === 'active' || shown.status === 'pending_approval')) body.status = shown.status;
+    // Suspension and scheduled deletion have their own actions: this field moves only between the settable statuses.
+    if (shown.status !== tenant.status && isSettable(shown.status)) body.status = shown.status;
     u.send(body, () => {
       setName(null);
       setSlug(null);
@@ -123,11 +124,11 @@ export function DetailsForm({ tenant }: { tenant: Tenant }) {
             Changing it breaks every caller that still sends the old slug as X-Tenant.
           </span>
         </div>
-        {(tenant.status === 'active' || tenant.status === 'pending_approval') && (
+        {isSettable(tenant.status) && (
         <div className="field">
           <label htmlFor={`${id}-status`}>Status</label>
           <select id={`${id}-status`} value={shown.status} onChange={(e) => setStatus(e.target.value as TenantStatus)}>
-            {(['active', 'pending_approval'] as const).map((s) => (
+            {SETTABLE_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {statusLabel(s)}
               </option>

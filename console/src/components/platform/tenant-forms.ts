@@ -52,13 +52,5 @@ export function invalidateTenantReads(queryClient: QueryClient): Promise<void> {
   });
 }
 
-const STATUS_LABELS: Record<string, string> = {
-  active: 'Active',
-  pending_approval: 'Waiting for approval',
-  suspended: 'Suspended',
-  pending_deletion: 'Scheduled for deletion',
-};
-
-export function statusLabel(status: string): string {
-  return STATUS_LABELS[status] ?? status;
-}
+/** A status's label, from the service's lifecycle table. */
+export { statusLabel } from '@service/context/tenant-status';

@@ -1,0 +1,36 @@
+/**
+ * Type-level fixture, checked by `npm run typecheck` (never run): each `@ts-expect-error` below
+ * proves that tsc refuses a lifecycle table that does not match openapi.yaml's `TenantStatus`
+ * (docs/architecture.md#adding-a-lifecycle-state). If a mistake ever compiles, its directive is
+ * unused and the typecheck fails.
+ */
+import type { TenantStatus } from '../../generated/types.gen';
+import { TENANT_LIFECYCLE, type LifecycleState, type TenantLifecycle } from '../../src/context/tenant-status';
+
+// The real table compiles.
+export const ok: TenantLifecycle = TENANT_LIFECYCLE;
+
+// 1. A status of the contract without its entry.
+const { suspended: _dropped, ...missingOne } = TENANT_LIFECYCLE;
+// @ts-expect-error suspended has no entry
+export const missing: TenantLifecycle = missingOne;
+
+// 2. A status added to the contract's enum: the table as it is no longer covers it.
+type WiderStatus = TenantStatus | 'archived';
+// @ts-expect-error archived has no entry
+export const added: { readonly [S in WiderStatus]: LifecycleState } = TENANT_LIFECYCLE;
+
+// 3. A status that refuses entry without saying how.
+// @ts-expect-error a state that is not enterable needs its refusal
+export const noRefusal: TenantLifecycle = { ...TENANT_LIFECYCLE, suspended: { ...TENANT_LIFECYCLE.suspended, refusal: null } };
+
+// 4. `settable` disagreeing with the contract's TenantStatusUpdate.
+// @ts-expect-error suspended is not in TenantStatusUpdate
+export const wrongSettable: TenantLifecycle = { ...TENANT_LIFECYCLE, suspended: { ...TENANT_LIFECYCLE.suspended, settable: true } };
+
+// 5. A transition recording an event that is not in the event catalogue.
+export const unknownEvent: TenantLifecycle = {
+  ...TENANT_LIFECYCLE,
+  // @ts-expect-error tenant.archived is not an event action
+  suspended: { ...TENANT_LIFECYCLE.suspended, transitions: [{ event: 'tenant.archived', to: 'active', operation: 'reactivateTenant', route: 'POST /x' }] },
+};
