@@ -104,7 +104,7 @@ it('system permissions: listed as such, never deleted, and an "IT admin" tenant 
   const table = await tenantctl(['permissions', 'list']);
   expect(table.stdout).toMatch(/^KEY\s+SYSTEM\s+DESCRIPTION/m);
   expect(table.stdout).toMatch(/^tenant:directory:manage\s+yes\s+/m);
-  const gone = await tenantctl(['permissions', 'delete', 'tenant:directory:manage']);
+  const gone = await tenantctl(['permissions', 'delete', 'tenant:directory:manage', '--yes']);
   expect(gone.code).toBe(1);
   expect(gone.stderr).toMatch(/system permission/);
   expect((await tenantctl(['permissions', 'create', 'tenant:billing:read'])).code).toBe(1);

@@ -117,7 +117,7 @@ it("a tenant admin's own token works; another tenant's admin and a member are re
   ]) {
     const r = await tenantctl([...args, '--tenant', tenant.slug], asMember);
     expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 1, stdout: '' });
-    expect(r.stderr).toMatch(/^error: Forbidden: /);
+    expect(r.stderr).toMatch(/^error: Access denied: .*tenant:directory:manage/);
   }
   const rows = await ownerConnection()('scim_tokens').where({ tenant_id: tenant.id }).select('id');
   expect(rows.map((r: { id: string }) => r.id)).toEqual([token_id]);
@@ -154,7 +154,7 @@ it('scim users lists every directory user, following the pages: active or deacti
   const member = await createUser(tenant.id, { role: 'member' });
   const refused = await tenantctl(['scim', 'users', ...scope], { SERVICE_TOKEN: tokenFor({ sub: member.subject, email: member.email }) });
   expect(refused).toMatchObject({ code: 1, stdout: '' });
-  expect(refused.stderr).toMatch(/^error: Forbidden: /);
+  expect(refused.stderr).toMatch(/^error: Access denied: .*tenant:directory:manage/);
 });
 
 it.each([

@@ -46,7 +46,7 @@ describe('operationIds', () => {
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     // A lowercase verb from the list, then at least one capitalised noun word. `replace`: a SCIM
     // PUT replaces the whole resource (its PATCH is the update).
-    const verbs = ['get', 'list', 'create', 'update', 'replace', 'delete', 'register', 'audit', 'add', 'remove', 'resend', 'revoke', 'accept', 'leave', 'decide', 'issue', 'rotate', 'suspend', 'reactivate', 'schedule', 'cancel', 'export', 'import'];
+    const verbs = ['get', 'list', 'create', 'update', 'replace', 'delete', 'register', 'audit', 'add', 'remove', 'resend', 'revoke', 'accept', 'leave', 'decide', 'issue', 'rotate', 'suspend', 'reactivate', 'schedule', 'cancel', 'export', 'import', 'search', 'claim', 'verify', 'mark', 'join'];
     for (const id of ids) {
       expect({ id, ok: /^[a-z]+(?:[A-Z][a-z0-9]+)+$/.test(id) && verbs.includes(/^[a-z]+/.exec(id)![0]) }).toEqual({ id, ok: true });
     }

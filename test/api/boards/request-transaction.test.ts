@@ -184,7 +184,7 @@ describe('prepared statements', () => {
       const slug = (await ownerConnection()('tenants').where({ id: tenantId }).first<{ slug: string }>('slug'))!.slug;
       expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
       expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
-      expect(await prepared(pool)).toContain('tenant_service_enter_tenant_v4');
+      expect(await prepared(pool)).toContain('tenant_service_enter_tenant_v5');
     } finally {
       await pool.destroy();
     }

@@ -97,7 +97,8 @@ describe('GET /api/tenant/directory/users', () => {
     const viaPlatform = await request(t.app).get('/api/tenant/directory/users').set('Authorization', platform()).set('X-Tenant', d.slug).expect(200);
     expect(viaPlatform.body.users.map((u: { directory_user_id: string }) => u.directory_user_id)).toEqual([id]);
     const refused = await request(t.app).get('/api/tenant/directory/users').set('Authorization', d.member).expect(403);
-    expect(refused.body.error).toBe('Forbidden');
+    expect(refused.body.error).toBe('Access denied');
+    expect(refused.body.detail).toContain('tenant:directory:manage');
     expect((await request(t.app).get('/api/tenant/directory/users').set('Authorization', other.admin).expect(200)).body).toEqual({ users: [], next_cursor: null });
   });
 });

@@ -16,17 +16,22 @@ import { purgeExpired } from '../../../src/db/queries/retention';
 import { withTenant } from '../../../src/db/tenant-scope';
 import { loadOpenApiDocument } from '../../../src/openapi-document';
 import { startTestApp, testDatabaseUrl, type TestApp } from '../../helpers/app';
+import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
+import { domainEventCases, type Expected } from './domain-event-cases';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
 
 let t: TestApp;
+let dns: DnsServer;
 const adminSub = unique('events-admin');
 const admin = `Bearer ${adminToken(adminSub)}`;
 
 beforeAll(async () => {
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true' }, { poolMax: 6 });
+  dns = await startDnsServer();
+  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address }, { poolMax: 6 });
 });
 afterAll(async () => {
   await t.close();
+  await dns.close();
   await closeOwnerConnection();
 });
 
@@ -50,17 +55,6 @@ async function eventsOf(res: request.Response): Promise<StoredEvent[]> {
   const requestId = res.headers['x-request-id'] as string;
   expect(requestId).toBeTruthy();
   return (await ownerConnection()('events').where({ request_id: requestId }).orderBy('occurred_at')) as StoredEvent[];
-}
-
-interface Expected {
-  res: request.Response;
-  status: number;
-  action: string;
-  /** Other events the same change writes (accepting an invitation also adds a member). */
-  also?: string[];
-  actor: { subject: string; platformAdmin: boolean };
-  target: { type: string; id: string };
-  tenantId: string | null;
 }
 
 const WRITE_METHODS = ['post', 'put', 'patch', 'delete'];
@@ -327,6 +321,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     const res = await request(t.app).delete(`/api/setup/webhooks/${id}`).set('Authorization', admin);
     return { res, status: 204, action: 'webhook.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id }, tenantId: null };
   },
+  ...domainEventCases({ t: () => t, dns: () => dns, admin, adminSub }),
 };
 
 describe('every state-changing operation records its event', () => {
