@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { runDomainChecks } from '../domain/domains/recheck';
 import type { TxtLookup } from '../domain/domains/dns';
 import type { Database } from '../db/tenant-scope';
+import { startIntervalWorker, type IntervalWorker } from './interval';
 
 export interface DomainRecheckOptions {
   db: Database;
@@ -16,9 +17,7 @@ export interface DomainRecheckOptions {
   intervalMs?: number;
 }
 
-export interface DomainRecheckWorker {
-  stop(): Promise<void>;
-}
+export type DomainRecheckWorker = IntervalWorker;
 
 /** One pass; a failure is logged and retried at the next pass. */
 export async function runDomainRecheck(opts: Pick<DomainRecheckOptions, 'db' | 'lookup' | 'logger'>): Promise<void> {
@@ -33,19 +32,5 @@ export async function runDomainRecheck(opts: Pick<DomainRecheckOptions, 'db' | '
 
 export function startDomainRecheckWorker(opts: DomainRecheckOptions): DomainRecheckWorker {
   const log = opts.logger.child({ worker: 'domain-recheck' });
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const run = () => {
-    if (running || stopped) return;
-    running = runDomainRecheck({ ...opts, logger: log }).finally(() => (running = null));
-  };
-  const every = setInterval(run, opts.intervalMs ?? 600_000);
-  every.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(every);
-      await running;
-    },
-  };
+  return startIntervalWorker(() => runDomainRecheck({ ...opts, logger: log }), opts.intervalMs ?? 600_000);
 }

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import { runDueDeletions } from '../domain/tenant-lifecycle';
 import type { Database } from '../db/tenant-scope';
+import { startIntervalWorker, type IntervalWorker } from './interval';
 
 export interface ScheduledDeletionOptions {
   db: Database;
@@ -15,9 +16,7 @@ export interface ScheduledDeletionOptions {
   intervalMs?: number;
 }
 
-export interface ScheduledDeletionWorker {
-  stop(): Promise<void>;
-}
+export type ScheduledDeletionWorker = IntervalWorker;
 
 /** One pass: deletes what is due, logging each deletion; a failure is logged and retried next pass. */
 export async function runScheduledDeletions(opts: Pick<ScheduledDeletionOptions, 'db' | 'multiTenantMode' | 'logger'>): Promise<void> {
@@ -31,19 +30,5 @@ export async function runScheduledDeletions(opts: Pick<ScheduledDeletionOptions,
 
 export function startScheduledDeletionWorker(opts: ScheduledDeletionOptions): ScheduledDeletionWorker {
   const log = opts.logger.child({ worker: 'scheduled-deletion' });
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const run = () => {
-    if (running || stopped) return;
-    running = runScheduledDeletions({ ...opts, logger: log }).finally(() => (running = null));
-  };
-  const every = setInterval(run, opts.intervalMs ?? 20_000);
-  every.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(every);
-      await running;
-    },
-  };
+  return startIntervalWorker(() => runScheduledDeletions({ ...opts, logger: log }), opts.intervalMs ?? 20_000);
 }
