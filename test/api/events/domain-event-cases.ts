@@ -1,7 +1,7 @@
 /**
  * The verified-domain write operations' cases for the every-write-records-its-event suite
  * (events.test.ts), in their own file: each performs the operation and says which event it must
- * have written (docs/domains.md#events).
+ * have written (docs/domains.md#api-events-limits).
  */
 import request from 'supertest';
 import type { TestApp } from '../../helpers/app';
