@@ -59,3 +59,15 @@ it('adds a domain showing the record, fails to verify naming what DNS said, veri
   expect(removed).toMatchObject({ code: 0 });
   expect((await tenantctl(['domains', 'list', ...scope])).stdout).toContain('No domains');
 });
+
+it('a platform admin adds a domain verified without DNS (--verified, by slug); the tenant is needed', async () => {
+  const tenant = await createTenant();
+  const domain = `${unique('mark')}.example`;
+  const r = await tenantctl(['domains', 'add', domain, '--verified', '--tenant', tenant.slug, '--format', 'json']);
+  expect(r.code).toBe(0);
+  expect(json<Domain>(r)).toMatchObject({ domain, status: 'verified', verified_by: 'platform_admin' });
+  expect(json<{ domains: Domain[] }>(await tenantctl(['domains', 'list', '--tenant', tenant.slug, '--format', 'json'])).domains.map((d) => d.status)).toEqual(['verified']);
+  const alone = await tenantctl(['domains', 'add', `${unique('mark')}.example`, '--verified']);
+  expect(alone.code).toBe(2);
+  expect(alone.stderr).toContain('needs --tenant');
+});
