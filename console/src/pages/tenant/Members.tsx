@@ -22,6 +22,7 @@ import { Outcome } from '../../components/tenant/Outcome';
 import { invalidateOperations } from '../../components/tenant/queries';
 import { allows, useTenantRoles } from '../../components/tenant/RoleSelect';
 import { useSession } from '../../session';
+import { ADMIN_ROLE, MEMBER_ROLE } from '@service/context/roles';
 
 const PAGE_SIZE = 50;
 
@@ -51,7 +52,7 @@ export default function Members() {
     },
     onSuccess: async (m) => {
       setConfirm(null);
-      setDone(m.role === 'admin' || m.role === 'member' ? `${who(m)} is now ${m.role === 'admin' ? 'an admin' : 'a member'}.` : `${who(m)} now has the role ${m.role}.`);
+      setDone(m.role === ADMIN_ROLE || m.role === MEMBER_ROLE ? `${who(m)} is now ${m.role === ADMIN_ROLE ? 'an admin' : 'a member'}.` : `${who(m)} now has the role ${m.role}.`);
       await afterChange();
       settled();
     },
@@ -102,7 +103,7 @@ export default function Members() {
           onConfirm={() => {
             if (!confirm) return;
             if (confirm.kind === 'remove') remove.mutate({ headers: s.tenantHeaders, path: { user_id: confirm.member.user_id } });
-            else changeRole(confirm.member, confirm.to ?? 'member');
+            else changeRole(confirm.member, confirm.to ?? MEMBER_ROLE);
           }}
         >
           {confirm?.kind === 'remove' ? (
@@ -158,17 +159,17 @@ export default function Members() {
                     <td className="row-actions">
                       {m.directory_managed ? (
                         <span className="hint">Role from the directory</span>
-                      ) : m.role === 'admin' ? (
+                      ) : m.role === ADMIN_ROLE ? (
                         <button
                           type="button"
                           disabled={busy}
                           aria-label={`Make member: ${who(m)}`}
-                          onClick={() => (isSelf(m) ? setConfirm({ kind: 'demote-self', member: m }) : changeRole(m, 'member'))}
+                          onClick={() => (isSelf(m) ? setConfirm({ kind: 'demote-self', member: m }) : changeRole(m, MEMBER_ROLE))}
                         >
                           Make member
                         </button>
                       ) : (
-                        <button type="button" disabled={busy} aria-label={`Make admin: ${who(m)}`} onClick={() => changeRole(m, 'admin')}>
+                        <button type="button" disabled={busy} aria-label={`Make admin: ${who(m)}`} onClick={() => changeRole(m, ADMIN_ROLE)}>
                           Make admin
                         </button>
                       )}{' '}
@@ -179,7 +180,7 @@ export default function Members() {
                           disabled={busy}
                           onChange={(e) => {
                             const to = e.target.value;
-                            if (isSelf(m) && m.role === 'admin') setConfirm({ kind: 'demote-self', member: m, to });
+                            if (isSelf(m) && m.role === ADMIN_ROLE) setConfirm({ kind: 'demote-self', member: m, to });
                             else changeRole(m, to);
                           }}
                         >
