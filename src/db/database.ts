@@ -24,6 +24,7 @@ import * as directorySync from './migrations/018-directory-sync';
 import * as directoryExistingMembers from './migrations/019-directory-existing-members';
 import * as verifiedDomains from './migrations/024-verified-domains';
 import * as systemPermissions from './migrations/025-system-permissions';
+import * as oidcClients from './migrations/026-oidc-clients';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -90,6 +91,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '019-directory-existing-members': directoryExistingMembers,
   '024-verified-domains': verifiedDomains,
   '025-system-permissions': systemPermissions,
+  '026-oidc-clients': oidcClients,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -20,7 +20,8 @@ export interface EncryptedEnvelope {
 
 const TENANT_TOKEN_KEY_INFO = 'tenant-service tenant-token signing key v1';
 const WEBHOOK_SECRET_INFO = 'tenant-service webhook secret v1';
-/** How an encrypted webhook secret starts in its text column (a plain one starts with `whsec_`). */
+const CLIENT_SECRET_INFO = 'tenant-service oidc client secret v1';
+/** How a sealed secret starts in its text column (a plain webhook secret starts with `whsec_`). */
 export const SEALED_WEBHOOK_SECRET_PREFIX = 'enc1.';
 
 /** Thrown when a stored value cannot be used: encrypted under another secret, altered, or no secret configured. */
@@ -64,20 +65,53 @@ export function isPlainWebhookSecret(stored: string): boolean {
   return !stored.startsWith(SEALED_WEBHOOK_SECRET_PREFIX);
 }
 
-/** The stored form of the webhook `webhookId`'s secret: `enc1.` + salt.iv.ciphertext.tag (base64url). */
-export function sealWebhookSecret(secret: string, webhookId: string, plaintext: string): string {
-  const e = encrypt(secret, WEBHOOK_SECRET_INFO, webhookId, plaintext);
+/** `enc1.` + salt.iv.ciphertext.tag (base64url): a secret sealed for the row `id`. */
+function seal(secret: string, info: string, id: string, plaintext: string): string {
+  const e = encrypt(secret, info, id, plaintext);
   return `${SEALED_WEBHOOK_SECRET_PREFIX}${e.salt}.${e.iv}.${e.ciphertext}.${e.tag}`;
+}
+
+/** The plain text of a stored value: a plain one as is, a sealed one decrypted; `what` names it in errors. */
+function open(secret: string | null, info: string, id: string, stored: string, what: string): string {
+  if (!stored.startsWith(SEALED_WEBHOOK_SECRET_PREFIX)) return stored;
+  if (secret === null) throw new SecretDecryptionError(`${what} is encrypted but SERVICE_KEY_ENCRYPTION_SECRET is not set.`);
+  const [salt, iv, ciphertext, tag] = stored.slice(SEALED_WEBHOOK_SECRET_PREFIX.length).split('.');
+  try {
+    return decrypt(secret, info, id, { v: 1, kdf: 'hkdf-sha256', salt: salt!, iv: iv!, ciphertext: ciphertext!, tag: tag! });
+  } catch {
+    throw new SecretDecryptionError(`${what} does not decrypt with SERVICE_KEY_ENCRYPTION_SECRET (another secret?).`);
+  }
+}
+
+/** The stored form of the webhook `webhookId`'s secret. */
+export function sealWebhookSecret(secret: string, webhookId: string, plaintext: string): string {
+  return seal(secret, WEBHOOK_SECRET_INFO, webhookId, plaintext);
 }
 
 /** The `whsec_…` secret of a stored value: a plain one as is, a sealed one decrypted (only to sign a delivery). */
 export function openWebhookSecret(secret: string | null, webhookId: string, stored: string): string {
-  if (isPlainWebhookSecret(stored)) return stored;
-  if (secret === null) throw new SecretDecryptionError(`The signing secret of webhook ${webhookId} is encrypted but SERVICE_KEY_ENCRYPTION_SECRET is not set.`);
-  const [salt, iv, ciphertext, tag] = stored.slice(SEALED_WEBHOOK_SECRET_PREFIX.length).split('.');
-  try {
-    return decrypt(secret, WEBHOOK_SECRET_INFO, webhookId, { v: 1, kdf: 'hkdf-sha256', salt: salt!, iv: iv!, ciphertext: ciphertext!, tag: tag! });
-  } catch {
-    throw new SecretDecryptionError(`The signing secret of webhook ${webhookId} does not decrypt with SERVICE_KEY_ENCRYPTION_SECRET (another secret?).`);
-  }
+  return open(secret, WEBHOOK_SECRET_INFO, webhookId, stored, `The signing secret of webhook ${webhookId}`);
+}
+
+/** The stored form of an OIDC client's secret (sealed when SERVICE_KEY_ENCRYPTION_SECRET is set). */
+export function sealClientSecret(secret: string, clientId: string, plaintext: string): string {
+  return seal(secret, CLIENT_SECRET_INFO, clientId, plaintext);
+}
+
+/** An OIDC client's secret from its stored form. */
+export function openClientSecret(secret: string | null, clientId: string, stored: string): string {
+  return open(secret, CLIENT_SECRET_INFO, clientId, stored, `The secret of client ${clientId}`);
+}
+
+/**
+ * A secret of another kind (`info` names the kind and version, e.g. 'tenant-service sso
+ * connection secret v1'), sealed for the row `id`. For the kinds added after the ones above.
+ */
+export function sealSecret(secret: string, info: string, id: string, plaintext: string): string {
+  return seal(secret, info, id, plaintext);
+}
+
+/** The plain text of a value sealed by `sealSecret` with the same `info` and `id` (a plain value as is). */
+export function openSecret(secret: string | null, info: string, id: string, stored: string, what: string): string {
+  return open(secret, info, id, stored, what);
 }

@@ -4,7 +4,7 @@
  * roles). A change to a released migration (or to anything it imports) shows here as a diff.
  *
  * A NEW migration changes the schema on purpose: regenerate the snapshot with
- *   UPDATE_SCHEMA_SNAPSHOT=1 npx jest test/operations/schema-snapshot.test.ts
+ *   UPDATE_SCHEMA_SNAPSHOT=1 npm test -- test/operations/schema-snapshot.test.ts
  * and commit test/operations/schema-snapshot.json with the migration, after reading its diff.
  */
 import fs from 'node:fs';
@@ -22,7 +22,7 @@ it('migrating an empty database gives the committed schema', async () => {
       fs.writeFileSync(SNAPSHOT, `${JSON.stringify(actual, null, 2)}\n`);
       return;
     }
-    if (!fs.existsSync(SNAPSHOT)) throw new Error(`${SNAPSHOT} is missing: run UPDATE_SCHEMA_SNAPSHOT=1 npx jest test/operations/schema-snapshot.test.ts`);
+    if (!fs.existsSync(SNAPSHOT)) throw new Error(`${SNAPSHOT} is missing: run UPDATE_SCHEMA_SNAPSHOT=1 npm test -- test/operations/schema-snapshot.test.ts`);
     const committed = JSON.parse(fs.readFileSync(SNAPSHOT, 'utf8')) as Record<string, unknown>;
     // Section by section, so a failure names what changed.
     for (const section of new Set([...Object.keys(committed), ...Object.keys(actual)])) {
