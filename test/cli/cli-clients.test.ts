@@ -1,5 +1,5 @@
 /**
- * `tenantctl clients list|create|get|update|delete` (docs/tenantctl.md#clients,
+ * `tenantctl clients list|create|get|update|delete` (docs/tenantctl.md,
  * docs/sign-in.md#clients): the compiled binary against a listening server. The secret is printed
  * once, with the reminder to store it, and in no later output.
  */

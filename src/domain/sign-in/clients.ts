@@ -50,7 +50,8 @@ export async function createClient(
   input: ClientInput,
   opts: { clientId?: string; builtIn?: boolean } = {},
 ): Promise<{ client: OidcClient; clientSecret: string | null }> {
-  const clientId = opts.clientId ?? crypto.randomBytes(16).toString('base64url');
+  // Hex: an id never starts with '-', which a command line would read as an option.
+  const clientId = opts.clientId ?? crypto.randomBytes(16).toString('hex');
   const clientSecret = input.type === 'confidential' ? newSecret() : null;
   if (clientSecret !== null) await refusePlainSecretDowngrade(trx, config.keyEncryptionSecret, 'register a confidential client');
   const client = await insertOidcClient(trx, {
