@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, ClaimDomainData, ClaimDomainErrors, ClaimDomainResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, JoinTenantData, JoinTenantErrors, JoinTenantResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListJoinableTenantsData, ListJoinableTenantsErrors, ListJoinableTenantsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkDomainVerifiedData, MarkDomainVerifiedErrors, MarkDomainVerifiedResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateDomainData, UpdateDomainErrors, UpdateDomainResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, ClaimDomainData, ClaimDomainErrors, ClaimDomainResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateOidcClientData, CreateOidcClientErrors, CreateOidcClientResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteOidcClientData, DeleteOidcClientErrors, DeleteOidcClientResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOidcClientData, GetOidcClientErrors, GetOidcClientResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, JoinTenantData, JoinTenantErrors, JoinTenantResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListJoinableTenantsData, ListJoinableTenantsErrors, ListJoinableTenantsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListOidcClientsData, ListOidcClientsErrors, ListOidcClientsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkDomainVerifiedData, MarkDomainVerifiedErrors, MarkDomainVerifiedResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateDomainData, UpdateDomainErrors, UpdateDomainResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateOidcClientData, UpdateOidcClientErrors, UpdateOidcClientResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1561,4 +1561,88 @@ export const joinTenant = <ThrowOnError extends boolean = false>(options: Option
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/api/tenants/{tenant_id}/join',
     ...options
+});
+
+/**
+ * List the applications that sign people in
+ *
+ * Every client, oldest first; built-in clients (the console) carry `built_in: true`.
+ * Secrets are never shown again after they are made.
+ *
+ */
+export const listOidcClients = <ThrowOnError extends boolean = false>(options?: Options<ListOidcClientsData, ThrowOnError>) => (options?.client ?? client).get<ListOidcClientsResponses, ListOidcClientsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/clients',
+    ...options
+});
+
+/**
+ * Register an application that signs people in
+ *
+ * Registers a client of the service's OpenID provider (`<SERVICE_PUBLIC_URL>/oidc`,
+ * docs/sign-in.md#clients). A `confidential` client (a server) gets a `client_secret`,
+ * shown only in this answer, used with `client_secret_basic` or `client_secret_post`;
+ * stored encrypted with SERVICE_KEY_ENCRYPTION_SECRET when it is set, and refused with
+ * **503** by an instance without it while the database holds encrypted secrets. A
+ * `public` client (a browser or native app) has none: PKCE alone.
+ *
+ * Redirect URIs are matched exactly. Each is absolute, without a fragment or credentials,
+ * at most 2000 characters, `https:` (or `http:` on a loopback host: 127.0.0.0/8, `[::1]`,
+ * `localhost`); a private-use scheme with a dot (`com.example.app:/callback`) only for
+ * public clients. At most 20 of each list, no repeats; 400 naming the field otherwise,
+ * nothing written. At most 100 clients (409 beyond). Event `client.created`.
+ *
+ */
+export const createOidcClient = <ThrowOnError extends boolean = false>(options: Options<CreateOidcClientData, ThrowOnError>) => (options.client ?? client).post<CreateOidcClientResponses, CreateOidcClientErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/clients',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a client
+ *
+ * The client goes at once: its codes and refresh tokens stop working, since the provider
+ * looks the client up at each use; access tokens already issued (JWTs) live until their
+ * short expiry. A built-in client cannot be deleted (409). Event `client.deleted`.
+ *
+ */
+export const deleteOidcClient = <ThrowOnError extends boolean = false>(options: Options<DeleteOidcClientData, ThrowOnError>) => (options.client ?? client).delete<DeleteOidcClientResponses, DeleteOidcClientErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/clients/{client_id}',
+    ...options
+});
+
+/**
+ * Get a client
+ */
+export const getOidcClient = <ThrowOnError extends boolean = false>(options: Options<GetOidcClientData, ThrowOnError>) => (options.client ?? client).get<GetOidcClientResponses, GetOidcClientErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/clients/{client_id}',
+    ...options
+});
+
+/**
+ * Change a client, or rotate its secret
+ *
+ * Only the fields present change; the redirect URI rules of `createOidcClient` apply (400 naming
+ * the field, nothing written). A client's `type` never changes. `rotate_secret: true`
+ * (confidential clients; 400 for a public one) replaces the secret at once: the answer
+ * carries the new `client_secret`, shown only here, and the old one stops working. A
+ * built-in client cannot be changed (409). Event `client.updated` (`before`/`after` of
+ * the changed fields, `secret_rotated`; never a secret).
+ *
+ */
+export const updateOidcClient = <ThrowOnError extends boolean = false>(options: Options<UpdateOidcClientData, ThrowOnError>) => (options.client ?? client).patch<UpdateOidcClientResponses, UpdateOidcClientErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/setup/clients/{client_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });

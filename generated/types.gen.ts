@@ -749,7 +749,8 @@ export type Event = {
      * directory sync (docs/directory-sync.md): member.updated, member.deactivated,
      * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
      * scim_token.revoked; verified domains (docs/domains.md): domain.claimed, domain.verified,
-     * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain.
+     * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain; sign-in
+     * (docs/sign-in.md): client.created, client.updated, client.deleted.
      *
      */
     action: string;
@@ -1439,6 +1440,68 @@ export type JoinedTenant = {
 };
 
 /**
+ * `confidential`: a server that keeps a secret (`client_secret_basic` or `client_secret_post`);
+ * `public`: a browser or native app, PKCE only.
+ *
+ */
+export type OidcClientType = 'confidential' | 'public';
+
+/**
+ * Absolute URIs matched exactly (rules in createOidcClient).
+ */
+export type RedirectUriList = Array<string>;
+
+export type OidcClient = {
+    client_id: string;
+    name: string;
+    type: OidcClientType;
+    redirect_uris: Array<string>;
+    post_logout_redirect_uris: Array<string>;
+    /**
+     * The service's own client (the console); it cannot be changed or deleted.
+     */
+    built_in: boolean;
+    created_at: string;
+    updated_at: string;
+};
+
+export type CreatedOidcClient = OidcClient & {
+    /**
+     * The secret of a confidential client, in the create's answer and after a rotation
+     * only. Never shown again.
+     *
+     */
+    client_secret?: string;
+};
+
+export type OidcClientList = {
+    clients: Array<OidcClient>;
+};
+
+export type CreateOidcClientRequest = {
+    name: string;
+    type: OidcClientType;
+    /**
+     * Absolute URIs matched exactly (rules in createOidcClient).
+     */
+    redirect_uris: Array<string>;
+    post_logout_redirect_uris?: RedirectUriList;
+};
+
+export type UpdateOidcClientRequest = {
+    name?: string;
+    /**
+     * Absolute URIs matched exactly (rules in createOidcClient).
+     */
+    redirect_uris?: Array<string>;
+    post_logout_redirect_uris?: RedirectUriList;
+    /**
+     * `true`: a new secret replaces the old one at once (confidential clients).
+     */
+    rotate_secret?: boolean;
+};
+
+/**
  * Slug of the tenant for this request, used when the token's claims name no tenant.
  * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
  * `Invalid X-Tenant header format`.
@@ -1449,6 +1512,8 @@ export type XTenant = string;
 export type PermissionKeyPath = PermissionKey;
 
 export type RoleKeyPath = RoleKey;
+
+export type ClientId = string;
 
 export type WebhookId = string;
 
@@ -7172,3 +7237,289 @@ export type JoinTenantResponses = {
 };
 
 export type JoinTenantResponse = JoinTenantResponses[keyof JoinTenantResponses];
+
+export type ListOidcClientsData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/api/setup/clients';
+};
+
+export type ListOidcClientsErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListOidcClientsError = ListOidcClientsErrors[keyof ListOidcClientsErrors];
+
+export type ListOidcClientsResponses = {
+    /**
+     * The clients.
+     */
+    200: OidcClientList;
+};
+
+export type ListOidcClientsResponse = ListOidcClientsResponses[keyof ListOidcClientsResponses];
+
+export type CreateOidcClientData = {
+    body: CreateOidcClientRequest;
+    path?: never;
+    query?: never;
+    url: '/api/setup/clients';
+};
+
+export type CreateOidcClientErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateOidcClientError = CreateOidcClientErrors[keyof CreateOidcClientErrors];
+
+export type CreateOidcClientResponses = {
+    /**
+     * The client, with its secret when it is confidential (shown only here).
+     */
+    201: CreatedOidcClient;
+};
+
+export type CreateOidcClientResponse = CreateOidcClientResponses[keyof CreateOidcClientResponses];
+
+export type DeleteOidcClientData = {
+    body?: never;
+    path: {
+        client_id: string;
+    };
+    query?: never;
+    url: '/api/setup/clients/{client_id}';
+};
+
+export type DeleteOidcClientErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeleteOidcClientError = DeleteOidcClientErrors[keyof DeleteOidcClientErrors];
+
+export type DeleteOidcClientResponses = {
+    /**
+     * The client was deleted.
+     */
+    204: void;
+};
+
+export type DeleteOidcClientResponse = DeleteOidcClientResponses[keyof DeleteOidcClientResponses];
+
+export type GetOidcClientData = {
+    body?: never;
+    path: {
+        client_id: string;
+    };
+    query?: never;
+    url: '/api/setup/clients/{client_id}';
+};
+
+export type GetOidcClientErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetOidcClientError = GetOidcClientErrors[keyof GetOidcClientErrors];
+
+export type GetOidcClientResponses = {
+    /**
+     * The client (without its secret).
+     */
+    200: OidcClient;
+};
+
+export type GetOidcClientResponse = GetOidcClientResponses[keyof GetOidcClientResponses];
+
+export type UpdateOidcClientData = {
+    body: UpdateOidcClientRequest;
+    path: {
+        client_id: string;
+    };
+    query?: never;
+    url: '/api/setup/clients/{client_id}';
+};
+
+export type UpdateOidcClientErrors = {
+    /**
+     * `Validation error` (a field or parameter breaks the contract; the detail names it),
+     * `Bad request` (malformed JSON, the default tenant's rules) or
+     * `Invalid X-Tenant header format`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * The caller is not a platform admin.
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateOidcClientError = UpdateOidcClientErrors[keyof UpdateOidcClientErrors];
+
+export type UpdateOidcClientResponses = {
+    /**
+     * The client after the change (with `client_secret` only after a rotation).
+     */
+    200: CreatedOidcClient;
+};
+
+export type UpdateOidcClientResponse = UpdateOidcClientResponses[keyof UpdateOidcClientResponses];

@@ -10,7 +10,7 @@ import type { Database } from './db/tenant-scope';
 import { createMetrics } from './http/metrics';
 import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './context/app-services';
-import { downgradeRefusal, encryptPlainWebhookSecrets, missingEncryptionSecret } from './domain/secrets-at-rest';
+import { downgradeRefusal, encryptPlainClientSecrets, encryptPlainWebhookSecrets, missingEncryptionSecret } from './domain/secrets-at-rest';
 import { createMailer } from './mail/invitation-mail';
 import { startDecisionMemory } from './tenancy/decision-memory';
 
@@ -49,7 +49,7 @@ export async function buildServices(config: Config, opts: BuildServicesOptions):
 }
 
 /**
- * With SERVICE_KEY_ENCRYPTION_SECRET, encrypts the webhook secrets still stored in plain text;
+ * With SERVICE_KEY_ENCRYPTION_SECRET, encrypts the webhook and client secrets still stored in plain text;
  * without it, says at boot (an error line) that the database holds secrets encrypted with it,
  * which this instance will refuse to write beside (docs/security.md#secrets-at-rest).
  */
@@ -58,9 +58,11 @@ async function checkSecretsAtRest(config: Config, db: Database, logger: Logger):
     if (config.keyEncryptionSecret !== null) {
       const encrypted = await encryptPlainWebhookSecrets(db, config.keyEncryptionSecret);
       if (encrypted > 0) logger.info({ count: encrypted }, 'Webhook secrets stored in plain text were encrypted with SERVICE_KEY_ENCRYPTION_SECRET');
+      const clients = await encryptPlainClientSecrets(db, config.keyEncryptionSecret);
+      if (clients > 0) logger.info({ count: clients }, 'Client secrets stored in plain text were encrypted with SERVICE_KEY_ENCRYPTION_SECRET');
     } else if (await missingEncryptionSecret(db, null)) {
       logger.error(
-        { reason: downgradeRefusal('sign tenant tokens, rotate their keys or create webhook endpoints') },
+        { reason: downgradeRefusal('sign tenant tokens, rotate their keys, create webhook endpoints or register confidential clients') },
         'SERVICE_KEY_ENCRYPTION_SECRET is not set but the database holds secrets encrypted with it',
       );
     }

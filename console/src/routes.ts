@@ -88,4 +88,6 @@ export const ROUTES: RouteDef[] = [
   { path: '/admin/roles', title: 'Platform roles', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Roles')) },
   { path: '/admin/webhooks', title: 'Webhooks', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Webhooks')) },
   { path: '/admin/webhooks/:id', title: 'Webhook', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/WebhookDetail')) },
+  { path: '/admin/applications', title: 'Applications', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Applications')) },
+  { path: '/admin/applications/:id', title: 'Application', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/ApplicationDetail')) },
 ];

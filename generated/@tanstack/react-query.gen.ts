@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, claimDomain, createBoard, createConsoleCode, createConsoleSession, createInvitation, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getDomain, getHealth, getJwks, getMetrics, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, joinTenant, leaveTenant, listBoards, listDirectoryUsers, listDomains, listEvents, listInvitations, listJoinableTenants, listMembers, listMyTenants, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, markDomainVerified, type Options, reactivateTenant, registerTenant, removeDomain, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateDomain, updateMemberRole, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook, verifyDomain } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, ClaimDomainData, ClaimDomainError, ClaimDomainResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetDomainData, GetDomainError, GetDomainResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, JoinTenantData, JoinTenantError, JoinTenantResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListDomainsData, ListDomainsError, ListDomainsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListJoinableTenantsData, ListJoinableTenantsError, ListJoinableTenantsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, MarkDomainVerifiedData, MarkDomainVerifiedError, MarkDomainVerifiedResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveDomainData, RemoveDomainError, RemoveDomainResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateDomainData, UpdateDomainError, UpdateDomainResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse, VerifyDomainData, VerifyDomainError, VerifyDomainResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, claimDomain, createBoard, createConsoleCode, createConsoleSession, createInvitation, createOidcClient, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deleteOidcClient, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getDomain, getHealth, getJwks, getMetrics, getOidcClient, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, joinTenant, leaveTenant, listBoards, listDirectoryUsers, listDomains, listEvents, listInvitations, listJoinableTenants, listMembers, listMyTenants, listOidcClients, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, markDomainVerified, type Options, reactivateTenant, registerTenant, removeDomain, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateDomain, updateMemberRole, updateOidcClient, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook, verifyDomain } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, ClaimDomainData, ClaimDomainError, ClaimDomainResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateOidcClientData, CreateOidcClientError, CreateOidcClientResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteOidcClientData, DeleteOidcClientError, DeleteOidcClientResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetDomainData, GetDomainError, GetDomainResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetOidcClientData, GetOidcClientError, GetOidcClientResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, JoinTenantData, JoinTenantError, JoinTenantResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListDomainsData, ListDomainsError, ListDomainsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListJoinableTenantsData, ListJoinableTenantsError, ListJoinableTenantsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListOidcClientsData, ListOidcClientsError, ListOidcClientsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, MarkDomainVerifiedData, MarkDomainVerifiedError, MarkDomainVerifiedResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveDomainData, RemoveDomainError, RemoveDomainResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateDomainData, UpdateDomainError, UpdateDomainResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateOidcClientData, UpdateOidcClientError, UpdateOidcClientResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse, VerifyDomainData, VerifyDomainError, VerifyDomainResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -2543,6 +2543,124 @@ export const joinTenantMutation = (options?: Partial<Options<JoinTenantData>>): 
     const mutationOptions: UseMutationOptions<JoinTenantResponse, JoinTenantError, Options<JoinTenantData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await joinTenant({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listOidcClientsQueryKey = (options?: Options<ListOidcClientsData>) => createQueryKey('listOidcClients', options);
+
+/**
+ * List the applications that sign people in
+ *
+ * Every client, oldest first; built-in clients (the console) carry `built_in: true`.
+ * Secrets are never shown again after they are made.
+ *
+ */
+export const listOidcClientsOptions = (options?: Options<ListOidcClientsData>) => queryOptions<ListOidcClientsResponse, ListOidcClientsError, ListOidcClientsResponse, ReturnType<typeof listOidcClientsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listOidcClients({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listOidcClientsQueryKey(options)
+});
+
+/**
+ * Register an application that signs people in
+ *
+ * Registers a client of the service's OpenID provider (`<SERVICE_PUBLIC_URL>/oidc`,
+ * docs/sign-in.md#clients). A `confidential` client (a server) gets a `client_secret`,
+ * shown only in this answer, used with `client_secret_basic` or `client_secret_post`;
+ * stored encrypted with SERVICE_KEY_ENCRYPTION_SECRET when it is set, and refused with
+ * **503** by an instance without it while the database holds encrypted secrets. A
+ * `public` client (a browser or native app) has none: PKCE alone.
+ *
+ * Redirect URIs are matched exactly. Each is absolute, without a fragment or credentials,
+ * at most 2000 characters, `https:` (or `http:` on a loopback host: 127.0.0.0/8, `[::1]`,
+ * `localhost`); a private-use scheme with a dot (`com.example.app:/callback`) only for
+ * public clients. At most 20 of each list, no repeats; 400 naming the field otherwise,
+ * nothing written. At most 100 clients (409 beyond). Event `client.created`.
+ *
+ */
+export const createOidcClientMutation = (options?: Partial<Options<CreateOidcClientData>>): UseMutationOptions<CreateOidcClientResponse, CreateOidcClientError, Options<CreateOidcClientData>> => {
+    const mutationOptions: UseMutationOptions<CreateOidcClientResponse, CreateOidcClientError, Options<CreateOidcClientData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createOidcClient({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete a client
+ *
+ * The client goes at once: its codes and refresh tokens stop working, since the provider
+ * looks the client up at each use; access tokens already issued (JWTs) live until their
+ * short expiry. A built-in client cannot be deleted (409). Event `client.deleted`.
+ *
+ */
+export const deleteOidcClientMutation = (options?: Partial<Options<DeleteOidcClientData>>): UseMutationOptions<DeleteOidcClientResponse, DeleteOidcClientError, Options<DeleteOidcClientData>> => {
+    const mutationOptions: UseMutationOptions<DeleteOidcClientResponse, DeleteOidcClientError, Options<DeleteOidcClientData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deleteOidcClient({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getOidcClientQueryKey = (options: Options<GetOidcClientData>) => createQueryKey('getOidcClient', options);
+
+/**
+ * Get a client
+ */
+export const getOidcClientOptions = (options: Options<GetOidcClientData>) => queryOptions<GetOidcClientResponse, GetOidcClientError, GetOidcClientResponse, ReturnType<typeof getOidcClientQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getOidcClient({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getOidcClientQueryKey(options)
+});
+
+/**
+ * Change a client, or rotate its secret
+ *
+ * Only the fields present change; the redirect URI rules of `createOidcClient` apply (400 naming
+ * the field, nothing written). A client's `type` never changes. `rotate_secret: true`
+ * (confidential clients; 400 for a public one) replaces the secret at once: the answer
+ * carries the new `client_secret`, shown only here, and the old one stops working. A
+ * built-in client cannot be changed (409). Event `client.updated` (`before`/`after` of
+ * the changed fields, `secret_rotated`; never a secret).
+ *
+ */
+export const updateOidcClientMutation = (options?: Partial<Options<UpdateOidcClientData>>): UseMutationOptions<UpdateOidcClientResponse, UpdateOidcClientError, Options<UpdateOidcClientData>> => {
+    const mutationOptions: UseMutationOptions<UpdateOidcClientResponse, UpdateOidcClientError, Options<UpdateOidcClientData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateOidcClient({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -26,6 +26,7 @@ import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
 import { registerScimCommands } from './scim';
 import { registerDomainsCommands } from './domains';
+import { registerClientsCommands } from './clients';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -124,6 +125,7 @@ Examples:
   registerRolesCommands(program, helpers);
   registerScimCommands(program, helpers);
   registerDomainsCommands(program, helpers);
+  registerClientsCommands(program, helpers, io.prompt);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
   registerDbCommands(program, helpers);

@@ -52,5 +52,8 @@ export const EVENT_ACTIONS = [
   'domain.removed',
   'domain.updated',
   'member.joined_by_domain',
+  'client.created',
+  'client.updated',
+  'client.deleted',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -1,19 +1,21 @@
 /**
  * Secrets at rest (docs/security.md#secrets-at-rest): with SERVICE_KEY_ENCRYPTION_SECRET set, the
- * tenant-token private keys and the webhook signing secrets are stored encrypted. Once a
+ * tenant-token private keys, the webhook signing secrets and the OIDC clients' secrets are stored
+ * encrypted. Once a
  * database holds an encrypted value, an instance started without the secret must not write a
  * plain one beside it (a rotation, the first key, a new webhook): that would undo the
  * encryption silently, so it refuses with 503 and its operator sets the secret.
  */
+import { hasSealedClientSecrets, selectPlainClientSecrets, updateClientStoredSecret } from '../db/queries/oidc-clients';
 import { hasEncryptedTenantTokenKeys } from '../db/queries/tenant-tokens';
 import { hasSealedWebhookSecrets, selectPlainWebhookSecrets, updateWebhookSecret } from '../db/queries/webhooks';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { sealWebhookSecret } from './key-encryption';
+import { sealClientSecret, sealWebhookSecret } from './key-encryption';
 
 /** True when the database holds a value encrypted under SERVICE_KEY_ENCRYPTION_SECRET. */
 export async function holdsEncryptedSecrets(trx: Transaction): Promise<boolean> {
-  return (await hasEncryptedTenantTokenKeys(trx)) || (await hasSealedWebhookSecrets(trx));
+  return (await hasEncryptedTenantTokenKeys(trx)) || (await hasSealedWebhookSecrets(trx)) || (await hasSealedClientSecrets(trx));
 }
 
 /** The sentence of every refusal, `act` saying what was refused ("rotate the tenant-token keys"). */
@@ -45,6 +47,15 @@ export async function encryptPlainWebhookSecrets(db: Database, secret: string): 
   return withService(db, async (trx) => {
     const plain = await selectPlainWebhookSecrets(trx);
     for (const row of plain) await updateWebhookSecret(trx, row.id, sealWebhookSecret(secret, row.id, row.secret));
+    return plain.length;
+  });
+}
+
+/** The same for the OIDC clients' secrets (clients registered before the secret was set). */
+export async function encryptPlainClientSecrets(db: Database, secret: string): Promise<number> {
+  return withService(db, async (trx) => {
+    const plain = await selectPlainClientSecrets(trx);
+    for (const row of plain) await updateClientStoredSecret(trx, row.client_id, sealClientSecret(secret, row.client_id, row.client_secret));
     return plain.length;
   });
 }

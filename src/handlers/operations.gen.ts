@@ -29,6 +29,9 @@ import type {
   CreateInvitationData,
   CreateInvitationErrors,
   CreateInvitationResponses,
+  CreateOidcClientData,
+  CreateOidcClientErrors,
+  CreateOidcClientResponses,
   CreatePermissionData,
   CreatePermissionErrors,
   CreatePermissionResponses,
@@ -56,6 +59,9 @@ import type {
   DecideTenantAccessData,
   DecideTenantAccessErrors,
   DecideTenantAccessResponses,
+  DeleteOidcClientData,
+  DeleteOidcClientErrors,
+  DeleteOidcClientResponses,
   DeletePermissionData,
   DeletePermissionErrors,
   DeletePermissionResponses,
@@ -98,6 +104,9 @@ import type {
   GetMetricsData,
   GetMetricsErrors,
   GetMetricsResponses,
+  GetOidcClientData,
+  GetOidcClientErrors,
+  GetOidcClientResponses,
   GetPlatformRoleData,
   GetPlatformRoleErrors,
   GetPlatformRoleResponses,
@@ -176,6 +185,9 @@ import type {
   ListMyTenantsData,
   ListMyTenantsErrors,
   ListMyTenantsResponses,
+  ListOidcClientsData,
+  ListOidcClientsErrors,
+  ListOidcClientsResponses,
   ListPermissionsData,
   ListPermissionsErrors,
   ListPermissionsResponses,
@@ -263,6 +275,9 @@ import type {
   UpdateMemberRoleData,
   UpdateMemberRoleErrors,
   UpdateMemberRoleResponses,
+  UpdateOidcClientData,
+  UpdateOidcClientErrors,
+  UpdateOidcClientResponses,
   UpdatePlatformRoleData,
   UpdatePlatformRoleErrors,
   UpdatePlatformRoleResponses,
@@ -300,6 +315,7 @@ export interface OperationTypes {
   createConsoleCode: { data: CreateConsoleCodeData; responses: CreateConsoleCodeResponses; errors: CreateConsoleCodeErrors; access: 'caller'; permission: null };
   createConsoleSession: { data: CreateConsoleSessionData; responses: CreateConsoleSessionResponses; errors: CreateConsoleSessionErrors; access: 'public'; permission: null };
   createInvitation: { data: CreateInvitationData; responses: CreateInvitationResponses; errors: CreateInvitationErrors; access: 'tenantAdmin'; permission: 'tenant:invitations:write' };
+  createOidcClient: { data: CreateOidcClientData; responses: CreateOidcClientResponses; errors: CreateOidcClientErrors; access: 'platformAdmin'; permission: null };
   createPermission: { data: CreatePermissionData; responses: CreatePermissionResponses; errors: CreatePermissionErrors; access: 'platformAdmin'; permission: null };
   createPlatformRole: { data: CreatePlatformRoleData; responses: CreatePlatformRoleResponses; errors: CreatePlatformRoleErrors; access: 'platformAdmin'; permission: null };
   createScimGroup: { data: CreateScimGroupData; responses: CreateScimGroupResponses; errors: CreateScimGroupErrors; access: 'scimToken'; permission: null };
@@ -309,6 +325,7 @@ export interface OperationTypes {
   createTenantRole: { data: CreateTenantRoleData; responses: CreateTenantRoleResponses; errors: CreateTenantRoleErrors; access: 'tenantAdmin'; permission: 'tenant:roles:write' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin'; permission: null };
   decideTenantAccess: { data: DecideTenantAccessData; responses: DecideTenantAccessResponses; errors: DecideTenantAccessErrors; access: 'tenantMember'; permission: null };
+  deleteOidcClient: { data: DeleteOidcClientData; responses: DeleteOidcClientResponses; errors: DeleteOidcClientErrors; access: 'platformAdmin'; permission: null };
   deletePermission: { data: DeletePermissionData; responses: DeletePermissionResponses; errors: DeletePermissionErrors; access: 'platformAdmin'; permission: null };
   deletePlatformRole: { data: DeletePlatformRoleData; responses: DeletePlatformRoleResponses; errors: DeletePlatformRoleErrors; access: 'platformAdmin'; permission: null };
   deleteScimGroup: { data: DeleteScimGroupData; responses: DeleteScimGroupResponses; errors: DeleteScimGroupErrors; access: 'scimToken'; permission: null };
@@ -323,6 +340,7 @@ export interface OperationTypes {
   getHealth: { data: GetHealthData; responses: GetHealthResponses; errors: GetHealthErrors; access: 'public'; permission: null };
   getJwks: { data: GetJwksData; responses: GetJwksResponses; errors: GetJwksErrors; access: 'public'; permission: null };
   getMetrics: { data: GetMetricsData; responses: GetMetricsResponses; errors: GetMetricsErrors; access: 'public'; permission: null };
+  getOidcClient: { data: GetOidcClientData; responses: GetOidcClientResponses; errors: GetOidcClientErrors; access: 'platformAdmin'; permission: null };
   getPlatformRole: { data: GetPlatformRoleData; responses: GetPlatformRoleResponses; errors: GetPlatformRoleErrors; access: 'platformAdmin'; permission: null };
   getReadiness: { data: GetReadinessData; responses: GetReadinessResponses; errors: GetReadinessErrors; access: 'public'; permission: null };
   getRegistrationStatus: { data: GetRegistrationStatusData; responses: GetRegistrationStatusResponses; errors: GetRegistrationStatusErrors; access: 'caller'; permission: null };
@@ -349,6 +367,7 @@ export interface OperationTypes {
   listJoinableTenants: { data: ListJoinableTenantsData; responses: ListJoinableTenantsResponses; errors: ListJoinableTenantsErrors; access: 'caller'; permission: null };
   listMembers: { data: ListMembersData; responses: ListMembersResponses; errors: ListMembersErrors; access: 'tenantMember'; permission: 'tenant:members:read' };
   listMyTenants: { data: ListMyTenantsData; responses: ListMyTenantsResponses; errors: ListMyTenantsErrors; access: 'caller'; permission: null };
+  listOidcClients: { data: ListOidcClientsData; responses: ListOidcClientsResponses; errors: ListOidcClientsErrors; access: 'platformAdmin'; permission: null };
   listPermissions: { data: ListPermissionsData; responses: ListPermissionsResponses; errors: ListPermissionsErrors; access: 'platformAdmin'; permission: null };
   listPlatformRoles: { data: ListPlatformRolesData; responses: ListPlatformRolesResponses; errors: ListPlatformRolesErrors; access: 'platformAdmin'; permission: null };
   listScimGroups: { data: ListScimGroupsData; responses: ListScimGroupsResponses; errors: ListScimGroupsErrors; access: 'scimToken'; permission: null };
@@ -378,6 +397,7 @@ export interface OperationTypes {
   suspendTenant: { data: SuspendTenantData; responses: SuspendTenantResponses; errors: SuspendTenantErrors; access: 'platformAdmin'; permission: null };
   updateDomain: { data: UpdateDomainData; responses: UpdateDomainResponses; errors: UpdateDomainErrors; access: 'tenantAdmin'; permission: 'tenant:domains:manage' };
   updateMemberRole: { data: UpdateMemberRoleData; responses: UpdateMemberRoleResponses; errors: UpdateMemberRoleErrors; access: 'tenantAdmin'; permission: 'tenant:members:write' };
+  updateOidcClient: { data: UpdateOidcClientData; responses: UpdateOidcClientResponses; errors: UpdateOidcClientErrors; access: 'platformAdmin'; permission: null };
   updatePlatformRole: { data: UpdatePlatformRoleData; responses: UpdatePlatformRoleResponses; errors: UpdatePlatformRoleErrors; access: 'platformAdmin'; permission: null };
   updateScimGroup: { data: UpdateScimGroupData; responses: UpdateScimGroupResponses; errors: UpdateScimGroupErrors; access: 'scimToken'; permission: null };
   updateScimSettings: { data: UpdateScimSettingsData; responses: UpdateScimSettingsResponses; errors: UpdateScimSettingsErrors; access: 'tenantAdmin'; permission: 'tenant:directory:manage' };
@@ -399,6 +419,7 @@ export const OPERATIONS = {
   createConsoleCode: { access: 'caller', permission: null },
   createConsoleSession: { access: 'public', permission: null },
   createInvitation: { access: 'tenantAdmin', permission: 'tenant:invitations:write' },
+  createOidcClient: { access: 'platformAdmin', permission: null },
   createPermission: { access: 'platformAdmin', permission: null },
   createPlatformRole: { access: 'platformAdmin', permission: null },
   createScimGroup: { access: 'scimToken', permission: null },
@@ -408,6 +429,7 @@ export const OPERATIONS = {
   createTenantRole: { access: 'tenantAdmin', permission: 'tenant:roles:write' },
   createWebhook: { access: 'platformAdmin', permission: null },
   decideTenantAccess: { access: 'tenantMember', permission: null },
+  deleteOidcClient: { access: 'platformAdmin', permission: null },
   deletePermission: { access: 'platformAdmin', permission: null },
   deletePlatformRole: { access: 'platformAdmin', permission: null },
   deleteScimGroup: { access: 'scimToken', permission: null },
@@ -422,6 +444,7 @@ export const OPERATIONS = {
   getHealth: { access: 'public', permission: null },
   getJwks: { access: 'public', permission: null },
   getMetrics: { access: 'public', permission: null },
+  getOidcClient: { access: 'platformAdmin', permission: null },
   getPlatformRole: { access: 'platformAdmin', permission: null },
   getReadiness: { access: 'public', permission: null },
   getRegistrationStatus: { access: 'caller', permission: null },
@@ -448,6 +471,7 @@ export const OPERATIONS = {
   listJoinableTenants: { access: 'caller', permission: null },
   listMembers: { access: 'tenantMember', permission: 'tenant:members:read' },
   listMyTenants: { access: 'caller', permission: null },
+  listOidcClients: { access: 'platformAdmin', permission: null },
   listPermissions: { access: 'platformAdmin', permission: null },
   listPlatformRoles: { access: 'platformAdmin', permission: null },
   listScimGroups: { access: 'scimToken', permission: null },
@@ -477,6 +501,7 @@ export const OPERATIONS = {
   suspendTenant: { access: 'platformAdmin', permission: null },
   updateDomain: { access: 'tenantAdmin', permission: 'tenant:domains:manage' },
   updateMemberRole: { access: 'tenantAdmin', permission: 'tenant:members:write' },
+  updateOidcClient: { access: 'platformAdmin', permission: null },
   updatePlatformRole: { access: 'platformAdmin', permission: null },
   updateScimGroup: { access: 'scimToken', permission: null },
   updateScimSettings: { access: 'tenantAdmin', permission: 'tenant:directory:manage' },

@@ -26,7 +26,7 @@ let client: Client;
 const exercised = new Set<string>();
 /** Every name this run creates starts with it, so a shared server can be checked and cleaned. */
 const run = unique('ctr');
-const cleanup = { tenants: new Set<string>(), webhooks: new Set<string>(), permissions: new Set<string>(), platformRoles: new Set<string>() };
+const cleanup = { tenants: new Set<string>(), webhooks: new Set<string>(), permissions: new Set<string>(), platformRoles: new Set<string>(), clients: new Set<string>() };
 
 beforeAll(async () => {
   target = await contractTarget();
@@ -39,6 +39,7 @@ afterAll(async () => {
   const headers = { Authorization: `Bearer ${target.adminToken()}` };
   for (const id of cleanup.tenants) await sdk.deleteTenant({ client, headers, path: { tenant_id: id } }).catch(() => undefined);
   for (const id of cleanup.webhooks) await sdk.deleteWebhook({ client, headers, path: { webhook_id: id } }).catch(() => undefined);
+  for (const id of cleanup.clients) await sdk.deleteOidcClient({ client, headers, path: { client_id: id } }).catch(() => undefined);
   for (const key of cleanup.platformRoles) await sdk.deletePlatformRole({ client, headers, path: { role_key: key } }).catch(() => undefined);
   for (const key of cleanup.permissions) await sdk.deletePermission({ client, headers, path: { permission_key: key } }).catch(() => undefined);
   await target.close();
@@ -207,6 +208,18 @@ describe('the generated client drives every operation', () => {
     const sent = await call('listWebhookDeliveries', 200, sdk.listWebhookDeliveries({ client, headers: admin, path: { webhook_id: hookId } }));
     expect(sent.data!.deliveries).toEqual([]);
     await call('deleteWebhook', 204, sdk.deleteWebhook({ client, headers: admin, path: { webhook_id: hookId } }));
+
+    // the applications that sign people in (a confidential client: its secret shown once, and at a rotation)
+    const app = await call('createOidcClient', 201, sdk.createOidcClient({ client, headers: admin, body: { name: `${run} app`, type: 'confidential', redirect_uris: ['https://app.example.com/cb'] } }));
+    const clientId = app.data!.client_id;
+    cleanup.clients.add(clientId);
+    const apps = await call('listOidcClients', 200, sdk.listOidcClients({ client, headers: admin }));
+    expect(apps.data!.clients.map((c) => c.client_id)).toContain(clientId);
+    await call('getOidcClient', 200, sdk.getOidcClient({ client, headers: admin, path: { client_id: clientId } }));
+    const rotated = await call('updateOidcClient', 200, sdk.updateOidcClient({ client, headers: admin, path: { client_id: clientId }, body: { rotate_secret: true } }));
+    expect(rotated.data!.client_secret).not.toBe(app.data!.client_secret);
+    await call('deleteOidcClient', 204, sdk.deleteOidcClient({ client, headers: admin, path: { client_id: clientId } }));
+    cleanup.clients.delete(clientId);
 
     // console sign-in: a code for the member's own token, exchanged once (no bearer token)
     const code = await call('createConsoleCode', 201, sdk.createConsoleCode({ client, headers: { Authorization: member.Authorization }, body: { expires_in: 60 } }));

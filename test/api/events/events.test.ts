@@ -17,6 +17,7 @@ import { withTenant } from '../../../src/db/tenant-scope';
 import { loadOpenApiDocument } from '../../../src/openapi-document';
 import { startTestApp, testDatabaseUrl, type TestApp } from '../../helpers/app';
 import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
+import { clientEventCases } from './client-event-cases';
 import { domainEventCases, type Expected } from './domain-event-cases';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
 
@@ -322,6 +323,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 204, action: 'webhook.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id }, tenantId: null };
   },
   ...domainEventCases({ t: () => t, dns: () => dns, admin, adminSub }),
+  ...clientEventCases({ t: () => t, admin, adminSub }),
 };
 
 describe('every state-changing operation records its event', () => {
