@@ -13,6 +13,7 @@ import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
 import type { DecisionMemory } from '../tenancy/decision-memory';
 import type { RefusalDelay } from '../http/refusal-delay';
+import type { SignInCompleter } from './sign-in';
 
 /** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
@@ -60,4 +61,6 @@ export interface AppServices {
   readonly authOptions?: AuthenticatorOptions;
   /** The budgets of refusals of unread bodies (src/http/refusal-delay.ts); a fresh one per app by default (tests pass one with their own clock). */
   readonly refusalDelay?: RefusalDelay;
+  /** Where SSO callbacks hand what an identity provider vouched for (src/oidc); absent: the /sso routes are not served. */
+  readonly signInCompleter?: SignInCompleter;
 }

@@ -52,5 +52,9 @@ export const EVENT_ACTIONS = [
   'domain.removed',
   'domain.updated',
   'member.joined_by_domain',
+  'sso_connection.created',
+  'sso_connection.updated',
+  'sso_connection.deleted',
+  'sso_settings.updated',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -19,6 +19,7 @@ import * as roles from './roles';
 import * as directory from './directory';
 import * as scim from './scim';
 import * as domains from './domains';
+import * as sso from './sso';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -38,4 +39,5 @@ export const handlers = defineOperationTable({
   ...directory,
   ...scim,
   ...domains,
+  ...sso,
 });
