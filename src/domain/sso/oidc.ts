@@ -98,6 +98,8 @@ export async function authorizationRequest(
   return { url: oc.buildAuthorizationUrl(config, params), state, nonce, codeVerifier };
 }
 
+const stripNull = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
+
 export interface IdTokenClaims {
   readonly iss: string;
   readonly sub: string;
@@ -114,11 +116,16 @@ export async function exchangeCode(c: OidcConnectionConfig, policy: NetworkPolic
   const claims = tokens.claims();
   if (!claims) throw new Error('the token response has no ID token');
   const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+  let source: Record<string, unknown> = claims;
+  // Some providers put `email` only in the UserInfo answer (scope claims with an access token): ask it, for this subject.
+  if (str(claims.email) === null && config.serverMetadata().userinfo_endpoint && tokens.access_token) {
+    source = { ...(await oc.fetchUserInfo(config, tokens.access_token, claims.sub)), ...stripNull(claims) };
+  }
   return {
     iss: claims.iss,
     sub: claims.sub,
-    email: str(claims.email)?.toLowerCase() ?? null,
-    emailVerified: claims.email_verified === true || claims.email_verified === 'true',
-    name: str(claims.name),
+    email: str(source.email)?.toLowerCase() ?? null,
+    emailVerified: source.email_verified === true || source.email_verified === 'true',
+    name: str(source.name),
   };
 }

@@ -88,26 +88,23 @@ async function useRequest(db: Database, id: string, kind: 'oidc' | 'saml'): Prom
   return r;
 }
 
-/** Reason codes of openid-client's refusals (docs/sso.md#when-a-sign-in-fails). */
+/** Reason codes of openid-client's refusals (docs/sso.md#when-a-sign-in-fails), from its error code and message. */
 function oidcReason(err: unknown): string {
-  const e = err as { code?: string; name?: string; cause?: { claim?: string } };
-  if (e?.name === 'SsoNetworkError') return 'oidc_network_error';
-  switch (e?.code) {
-    case 'OAUTH_AUTHORIZATION_RESPONSE_ERROR':
-      return 'oidc_idp_error';
-    case 'OAUTH_RESPONSE_BODY_ERROR':
-      return 'oidc_token_error';
-    case 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED':
-      return 'oidc_id_token_expired';
-    case 'OAUTH_KEY_SELECTION_FAILED':
-      return 'oidc_signature_invalid';
-    case 'OAUTH_JWT_CLAIM_COMPARISON_FAILED':
-      return { nonce: 'oidc_nonce_mismatch', iss: 'oidc_issuer_mismatch', aud: 'oidc_audience_mismatch', azp: 'oidc_audience_mismatch' }[e.cause?.claim ?? ''] ?? 'oidc_id_token_invalid';
-    case 'OAUTH_INVALID_RESPONSE':
-      return /signature/i.test((err as Error).message) ? 'oidc_signature_invalid' : 'oidc_id_token_invalid';
-    default:
-      return 'oidc_id_token_invalid';
-  }
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } };
+  if (e?.name === 'SsoNetworkError' || (e?.cause as { name?: string } | undefined)?.name === 'SsoNetworkError') return 'oidc_network_error';
+  const code = e?.code ?? e?.cause?.code;
+  if (code === 'OAUTH_AUTHORIZATION_RESPONSE_ERROR') return 'oidc_idp_error';
+  if (code === 'OAUTH_RESPONSE_BODY_ERROR') return 'oidc_token_error';
+  const m = describeOidcError(err);
+  const table: Array<[RegExp, string]> = [
+    [/"nonce"/, 'oidc_nonce_mismatch'],
+    [/"iss"/, 'oidc_issuer_mismatch'],
+    [/"aud"|"azp"/, 'oidc_audience_mismatch'],
+    [/"exp"|"iat"|"nbf"|timestamp/, 'oidc_id_token_expired'],
+    [/signature|key/i, 'oidc_signature_invalid'],
+    [/"state"/, 'state_mismatch'],
+  ];
+  return table.find(([re]) => re.test(m))?.[1] ?? 'oidc_id_token_invalid';
 }
 
 /** The OIDC callback (`callbackUrl`: the URL it was called with, on SERVICE_PUBLIC_URL). */
