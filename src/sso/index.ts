@@ -16,7 +16,7 @@ import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context
 import type { Database } from '../db/tenant-scope';
 import { publicBase, oidcRedirectUri, type SsoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
-import { activeConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
+import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
 
 export interface SsoServices {
   readonly db: Database;
@@ -87,10 +87,8 @@ export function createSso(config: Config, services: SsoServices): Sso {
 
     r.get('/sso/saml/:connection_id/metadata', async (req, res) => {
       try {
-        const c = await activeConnection(services.db, String(req.params.connection_id), null).catch((err: unknown) => {
-          if (err instanceof SsoFailure && err.failure.reason === 'connection_inactive') return null;
-          throw err;
-        });
+        // Served for an inactive connection too: its admin registers the SP at the IdP before activating it.
+        const c = await anyConnection(services.db, String(req.params.connection_id));
         if (c === null || c.type !== 'saml') throw new SsoFailure({ reason: 'connection_unknown', detail: '', connectionId: null, tenantId: null }, null);
         res.status(200).type('application/samlmetadata+xml').send(spMetadata(samlConfig(settings, c)));
       } catch (err) {

@@ -103,7 +103,7 @@ function reasonOf(err: unknown): SamlRefusal {
     [/signature/i, 'saml_signature_invalid'],
     [/InResponseTo/i, 'saml_in_response_to_invalid'],
     [/not yet valid/, 'saml_assertion_not_yet_valid'],
-    [/expired/, 'saml_assertion_expired'],
+    [/expired|No valid subject confirmation/, 'saml_assertion_expired'],
     [/Audience/i, 'saml_audience_mismatch'],
     [/issuer/i, 'saml_issuer_mismatch'],
   ];

@@ -45,10 +45,15 @@ export async function tenantSso(db: Database, tenantId: string): Promise<TenantS
   return { ssoRequired: s.ssoRequired, connection: s.connection && { connectionId: s.connection.id, type: s.connection.type } };
 }
 
+/** A connection of any tenant (active or not), or null. */
+export async function anyConnection(db: Database, connectionId: string): Promise<SsoConnectionRow | null> {
+  const tenantId = await tenantOfConnection(db, connectionId);
+  return tenantId === null ? null : withTenant(db, tenantId, (trx) => selectConnection(trx, tenantId, connectionId));
+}
+
 /** An active connection of any tenant, or the failure. */
 export async function activeConnection(db: Database, connectionId: string, interactionUid: string | null): Promise<SsoConnectionRow> {
-  const tenantId = await tenantOfConnection(db, connectionId);
-  const c = tenantId === null ? null : await withTenant(db, tenantId, (trx) => selectConnection(trx, tenantId, connectionId));
+  const c = await anyConnection(db, connectionId);
   if (!c) throw fail('connection_unknown', `There is no SSO connection '${connectionId.slice(0, 100)}'.`, { interactionUid });
   if (c.status !== 'active') throw fail('connection_inactive', `The SSO connection '${c.name}' is inactive.`, { connectionId: c.id, tenantId: c.tenantId, interactionUid });
   return c;
