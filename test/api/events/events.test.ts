@@ -18,6 +18,7 @@ import { loadOpenApiDocument } from '../../../src/openapi-document';
 import { startTestApp, testDatabaseUrl, type TestApp } from '../../helpers/app';
 import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
 import { domainEventCases, type Expected } from './domain-event-cases';
+import { ssoEventCases } from '../sso/sso-event-cases';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
 
 let t: TestApp;
@@ -27,7 +28,7 @@ const admin = `Bearer ${adminToken(adminSub)}`;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address }, { poolMax: 6 });
+  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address, SERVICE_PUBLIC_URL: 'https://tenants.example.com' }, { poolMax: 6 });
 });
 afterAll(async () => {
   await t.close();
@@ -322,6 +323,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
     return { res, status: 204, action: 'webhook.deleted', actor: { subject: adminSub, platformAdmin: true }, target: { type: 'webhook', id }, tenantId: null };
   },
   ...domainEventCases({ t: () => t, dns: () => dns, admin, adminSub }),
+  ...ssoEventCases({ t: () => t }),
 };
 
 describe('every state-changing operation records its event', () => {
