@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, ClaimDomainData, ClaimDomainErrors, ClaimDomainResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateOidcClientData, CreateOidcClientErrors, CreateOidcClientResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteOidcClientData, DeleteOidcClientErrors, DeleteOidcClientResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOidcClientData, GetOidcClientErrors, GetOidcClientResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, JoinTenantData, JoinTenantErrors, JoinTenantResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListJoinableTenantsData, ListJoinableTenantsErrors, ListJoinableTenantsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListOidcClientsData, ListOidcClientsErrors, ListOidcClientsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkDomainVerifiedData, MarkDomainVerifiedErrors, MarkDomainVerifiedResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateDomainData, UpdateDomainErrors, UpdateDomainResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateOidcClientData, UpdateOidcClientErrors, UpdateOidcClientResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.js';
+import type { AcceptInvitationData, AcceptInvitationErrors, AcceptInvitationResponses, AddMemberData, AddMemberErrors, AddMemberResponses, AuditTenantsData, AuditTenantsErrors, AuditTenantsResponses, CancelTenantDeletionData, CancelTenantDeletionErrors, CancelTenantDeletionResponses, ClaimDomainData, ClaimDomainErrors, ClaimDomainResponses, CreateBoardData, CreateBoardErrors, CreateBoardResponses, CreateConsoleCodeData, CreateConsoleCodeErrors, CreateConsoleCodeResponses, CreateConsoleSessionData, CreateConsoleSessionErrors, CreateConsoleSessionResponses, CreateInvitationData, CreateInvitationErrors, CreateInvitationResponses, CreateOidcClientData, CreateOidcClientErrors, CreateOidcClientResponses, CreatePermissionData, CreatePermissionErrors, CreatePermissionResponses, CreatePlatformRoleData, CreatePlatformRoleErrors, CreatePlatformRoleResponses, CreateScimGroupData, CreateScimGroupErrors, CreateScimGroupResponses, CreateScimTokenData, CreateScimTokenErrors, CreateScimTokenResponses, CreateScimUserData, CreateScimUserErrors, CreateScimUserResponses, CreateSsoConnectionData, CreateSsoConnectionErrors, CreateSsoConnectionResponses, CreateTenantData, CreateTenantErrors, CreateTenantResponses, CreateTenantRoleData, CreateTenantRoleErrors, CreateTenantRoleResponses, CreateWebhookData, CreateWebhookErrors, CreateWebhookResponses, DecideTenantAccessData, DecideTenantAccessErrors, DecideTenantAccessResponses, DeleteOidcClientData, DeleteOidcClientErrors, DeleteOidcClientResponses, DeletePermissionData, DeletePermissionErrors, DeletePermissionResponses, DeletePlatformRoleData, DeletePlatformRoleErrors, DeletePlatformRoleResponses, DeleteScimGroupData, DeleteScimGroupErrors, DeleteScimGroupResponses, DeleteScimUserData, DeleteScimUserErrors, DeleteScimUserResponses, DeleteSsoConnectionData, DeleteSsoConnectionErrors, DeleteSsoConnectionResponses, DeleteTenantData, DeleteTenantErrors, DeleteTenantResponses, DeleteTenantRoleData, DeleteTenantRoleErrors, DeleteTenantRoleResponses, DeleteWebhookData, DeleteWebhookErrors, DeleteWebhookResponses, ExportTenantData, ExportTenantErrors, ExportTenantResponses, GetBoardData, GetBoardErrors, GetBoardResponses, GetCurrentTenantData, GetCurrentTenantErrors, GetCurrentTenantResponses, GetDomainData, GetDomainErrors, GetDomainResponses, GetHealthData, GetHealthErrors, GetHealthResponses, GetJwksData, GetJwksErrors, GetJwksResponses, GetMetricsData, GetMetricsErrors, GetMetricsResponses, GetOidcClientData, GetOidcClientErrors, GetOidcClientResponses, GetPlatformRoleData, GetPlatformRoleErrors, GetPlatformRoleResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetRegistrationStatusData, GetRegistrationStatusErrors, GetRegistrationStatusResponses, GetScimGroupData, GetScimGroupErrors, GetScimGroupResponses, GetScimResourceTypeData, GetScimResourceTypeErrors, GetScimResourceTypeResponses, GetScimSchemaData, GetScimSchemaErrors, GetScimSchemaResponses, GetScimServiceProviderConfigData, GetScimServiceProviderConfigErrors, GetScimServiceProviderConfigResponses, GetScimSettingsData, GetScimSettingsErrors, GetScimSettingsResponses, GetScimUserData, GetScimUserErrors, GetScimUserResponses, GetSetupStatusData, GetSetupStatusErrors, GetSetupStatusResponses, GetSsoConnectionData, GetSsoConnectionErrors, GetSsoConnectionResponses, GetSsoSettingsData, GetSsoSettingsErrors, GetSsoSettingsResponses, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewErrors, GetTenantDeletionPreviewResponses, GetTenantErrors, GetTenantResponses, GetTenantRoleData, GetTenantRoleErrors, GetTenantRoleResponses, GetWebhookData, GetWebhookErrors, GetWebhookResponses, ImportTenantData, ImportTenantErrors, ImportTenantResponses, IssueTenantTokenData, IssueTenantTokenErrors, IssueTenantTokenResponses, JoinTenantData, JoinTenantErrors, JoinTenantResponses, LeaveTenantData, LeaveTenantErrors, LeaveTenantResponses, ListBoardsData, ListBoardsErrors, ListBoardsResponses, ListDirectoryUsersData, ListDirectoryUsersErrors, ListDirectoryUsersResponses, ListDomainsData, ListDomainsErrors, ListDomainsResponses, ListEventsData, ListEventsErrors, ListEventsResponses, ListInvitationsData, ListInvitationsErrors, ListInvitationsResponses, ListJoinableTenantsData, ListJoinableTenantsErrors, ListJoinableTenantsResponses, ListMembersData, ListMembersErrors, ListMembersResponses, ListMyTenantsData, ListMyTenantsErrors, ListMyTenantsResponses, ListOidcClientsData, ListOidcClientsErrors, ListOidcClientsResponses, ListPermissionsData, ListPermissionsErrors, ListPermissionsResponses, ListPlatformRolesData, ListPlatformRolesErrors, ListPlatformRolesResponses, ListScimGroupsData, ListScimGroupsErrors, ListScimGroupsResponses, ListScimResourceTypesData, ListScimResourceTypesErrors, ListScimResourceTypesResponses, ListScimSchemasData, ListScimSchemasErrors, ListScimSchemasResponses, ListScimTokensData, ListScimTokensErrors, ListScimTokensResponses, ListScimUsersData, ListScimUsersErrors, ListScimUsersResponses, ListSsoConnectionsData, ListSsoConnectionsErrors, ListSsoConnectionsResponses, ListTenantEventsData, ListTenantEventsErrors, ListTenantEventsResponses, ListTenantRolesData, ListTenantRolesErrors, ListTenantRolesResponses, ListTenantsData, ListTenantsErrors, ListTenantsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhooksData, ListWebhooksErrors, ListWebhooksResponses, MarkDomainVerifiedData, MarkDomainVerifiedErrors, MarkDomainVerifiedResponses, ReactivateTenantData, ReactivateTenantErrors, ReactivateTenantResponses, RegisterTenantData, RegisterTenantErrors, RegisterTenantResponses, RemoveDomainData, RemoveDomainErrors, RemoveDomainResponses, RemoveMemberData, RemoveMemberErrors, RemoveMemberResponses, ReplaceScimGroupData, ReplaceScimGroupErrors, ReplaceScimGroupResponses, ReplaceScimUserData, ReplaceScimUserErrors, ReplaceScimUserResponses, ResendInvitationData, ResendInvitationErrors, ResendInvitationResponses, RevokeInvitationData, RevokeInvitationErrors, RevokeInvitationResponses, RevokeScimTokenData, RevokeScimTokenErrors, RevokeScimTokenResponses, RotateTenantTokenKeysData, RotateTenantTokenKeysErrors, RotateTenantTokenKeysResponses, ScheduleTenantDeletionData, ScheduleTenantDeletionErrors, ScheduleTenantDeletionResponses, SearchScimGroupsData, SearchScimGroupsErrors, SearchScimGroupsResponses, SearchScimUsersData, SearchScimUsersErrors, SearchScimUsersResponses, SuspendTenantData, SuspendTenantErrors, SuspendTenantResponses, UpdateDomainData, UpdateDomainErrors, UpdateDomainResponses, UpdateMemberRoleData, UpdateMemberRoleErrors, UpdateMemberRoleResponses, UpdateOidcClientData, UpdateOidcClientErrors, UpdateOidcClientResponses, UpdatePlatformRoleData, UpdatePlatformRoleErrors, UpdatePlatformRoleResponses, UpdateScimGroupData, UpdateScimGroupErrors, UpdateScimGroupResponses, UpdateScimSettingsData, UpdateScimSettingsErrors, UpdateScimSettingsResponses, UpdateScimUserData, UpdateScimUserErrors, UpdateScimUserResponses, UpdateSsoConnectionData, UpdateSsoConnectionErrors, UpdateSsoConnectionResponses, UpdateSsoSettingsData, UpdateSsoSettingsErrors, UpdateSsoSettingsResponses, UpdateTenantData, UpdateTenantErrors, UpdateTenantResponses, UpdateTenantRoleData, UpdateTenantRoleErrors, UpdateTenantRoleResponses, UpdateWebhookData, UpdateWebhookErrors, UpdateWebhookResponses, VerifyDomainData, VerifyDomainErrors, VerifyDomainResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -1415,6 +1415,118 @@ export const replaceScimGroup = <ThrowOnError extends boolean = false>(options: 
     ...options,
     headers: {
         'Content-Type': 'application/scim+json',
+        ...options.headers
+    }
+});
+
+/**
+ * The tenant's SSO settings
+ *
+ * `sso_required` and the connection a person is sent to (the oldest active one) (docs/sso.md).
+ *
+ */
+export const getSsoSettings = <ThrowOnError extends boolean = false>(options?: Options<GetSsoSettingsData, ThrowOnError>) => (options?.client ?? client).get<GetSsoSettingsResponses, GetSsoSettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso',
+    ...options
+});
+
+/**
+ * Require SSO, or stop requiring it
+ *
+ * `sso_required: true`: the tenant's members sign in only through its connections (a code by
+ * mail or another tenant's connection is refused for this tenant). 409 when the tenant has no
+ * active connection: requiring SSO then would lock every member out. Event
+ * `sso_settings.updated` when it changes.
+ *
+ */
+export const updateSsoSettings = <ThrowOnError extends boolean = false>(options: Options<UpdateSsoSettingsData, ThrowOnError>) => (options.client ?? client).patch<UpdateSsoSettingsResponses, UpdateSsoSettingsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the tenant's SSO connections
+ *
+ * Every connection of the tenant, oldest first, with the values its identity provider needs
+ * (redirect URI; SAML entity id, ACS URL, metadata URL). Never a client secret.
+ *
+ */
+export const listSsoConnections = <ThrowOnError extends boolean = false>(options?: Options<ListSsoConnectionsData, ThrowOnError>) => (options?.client ?? client).get<ListSsoConnectionsResponses, ListSsoConnectionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso/connections',
+    ...options
+});
+
+/**
+ * Connect an identity provider (OIDC or SAML 2.0)
+ *
+ * OIDC: `{type: "oidc", name, issuer, client_id, client_secret, scopes?}`; the issuer is
+ * discovered now (`<issuer>/.well-known/openid-configuration`, https to a public address, 5 s;
+ * its `issuer` must equal the one given): a failure is 400 naming it. Scopes default to
+ * `openid email profile` (`openid` is always added). The secret is stored encrypted and never
+ * shown again. SAML: `{type: "saml", name, idp_metadata_xml}` or `{type: "saml", name,
+ * idp_entity_id, idp_sso_url, idp_certificate}`; the metadata must carry an HTTP-Redirect
+ * SingleSignOnService and a signing certificate (else 400). The answer carries what to
+ * register at the identity provider: `redirect_uri`, or `sp_entity_id`, `acs_url` and
+ * `sp_metadata_url`. At most 5 connections per tenant (409). Event `sso_connection.created`.
+ *
+ */
+export const createSsoConnection = <ThrowOnError extends boolean = false>(options: Options<CreateSsoConnectionData, ThrowOnError>) => (options.client ?? client).post<CreateSsoConnectionResponses, CreateSsoConnectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso/connections',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete an SSO connection
+ *
+ * Deletes the connection and its sign-ins in flight. Deleting the last active connection of a
+ * tenant requiring SSO is 409. Event `sso_connection.deleted`.
+ *
+ */
+export const deleteSsoConnection = <ThrowOnError extends boolean = false>(options: Options<DeleteSsoConnectionData, ThrowOnError>) => (options.client ?? client).delete<DeleteSsoConnectionResponses, DeleteSsoConnectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso/connections/{connection_id}',
+    ...options
+});
+
+/**
+ * Get one of the tenant's SSO connections
+ *
+ * The connection (never its client secret).
+ *
+ */
+export const getSsoConnection = <ThrowOnError extends boolean = false>(options: Options<GetSsoConnectionData, ThrowOnError>) => (options.client ?? client).get<GetSsoConnectionResponses, GetSsoConnectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso/connections/{connection_id}',
+    ...options
+});
+
+/**
+ * Change an SSO connection
+ *
+ * `name`, `status` (`active` / `inactive`: an inactive connection sends nobody to its
+ * identity provider and accepts no response); OIDC: `client_secret`, `scopes`; SAML:
+ * `idp_sso_url`, `idp_certificate` (a field of the other type is 400). Deactivating the last
+ * active connection of a tenant requiring SSO is 409. Event `sso_connection.updated`.
+ *
+ */
+export const updateSsoConnection = <ThrowOnError extends boolean = false>(options: Options<UpdateSsoConnectionData, ThrowOnError>) => (options.client ?? client).patch<UpdateSsoConnectionResponses, UpdateSsoConnectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/api/tenant/sso/connections/{connection_id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
         ...options.headers
     }
 });

@@ -750,7 +750,9 @@ export type Event = {
      * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
      * scim_token.revoked; verified domains (docs/domains.md): domain.claimed, domain.verified,
      * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain; sign-in
-     * (docs/sign-in.md): client.created, client.updated, client.deleted.
+     * (docs/sign-in.md): client.created, client.updated, client.deleted; single sign-on
+     * (docs/sso.md): sso_connection.created, sso_connection.updated, sso_connection.deleted,
+     * sso_settings.updated.
      *
      */
     action: string;
@@ -1394,6 +1396,111 @@ export type Domain = {
     verified_by: 'dns' | 'platform_admin' | null;
 };
 
+/**
+ * A tenant's identity provider. OIDC connections carry `redirect_uri`, `issuer`, `client_id`
+ * and `scopes` (never the client secret); SAML connections carry `sp_entity_id`, `acs_url`,
+ * `sp_metadata_url`, `idp_entity_id`, `idp_sso_url` and `idp_certificate`.
+ *
+ */
+export type SsoConnection = {
+    connection_id: string;
+    type: 'oidc' | 'saml';
+    name: string;
+    status: 'active' | 'inactive';
+    /**
+     * OIDC: the redirect URI to register at the identity provider: `<SERVICE_PUBLIC_URL>/sso/oidc/callback`.
+     */
+    redirect_uri?: string;
+    issuer?: string;
+    client_id?: string;
+    scopes?: Array<string>;
+    /**
+     * SAML: this service's entity id (the Audience): `<SERVICE_PUBLIC_URL>/sso/saml/<connection_id>`.
+     */
+    sp_entity_id?: string;
+    /**
+     * SAML: the Assertion Consumer Service URL (HTTP-POST): `<sp_entity_id>/acs`.
+     */
+    acs_url?: string;
+    /**
+     * SAML: this service's SP metadata, public: `<sp_entity_id>/metadata`.
+     */
+    sp_metadata_url?: string;
+    idp_entity_id?: string;
+    /**
+     * SAML: where the AuthnRequest is sent (HTTP-Redirect).
+     */
+    idp_sso_url?: string;
+    idp_certificate?: SsoCertificate;
+    created_at: string;
+    updated_at: string;
+};
+
+/**
+ * The identity provider's signing certificate (public).
+ */
+export type SsoCertificate = {
+    fingerprint_sha256: string;
+    subject: string;
+    not_after: string;
+};
+
+export type SsoConnectionList = {
+    connections: Array<SsoConnection>;
+};
+
+export type CreateSsoConnectionRequest = CreateOidcConnectionRequest | CreateSamlConnectionRequest;
+
+export type CreateOidcConnectionRequest = {
+    type: 'oidc';
+    name: string;
+    /**
+     * The issuer URL (https), exactly as the identity provider's discovery document spells it.
+     */
+    issuer: string;
+    client_id: string;
+    scopes?: Array<string>;
+};
+
+/**
+ * Either `idp_metadata_xml`, or `idp_entity_id`, `idp_sso_url` and `idp_certificate`.
+ */
+export type CreateSamlConnectionRequest = {
+    type: 'saml';
+    name: string;
+    idp_metadata_xml?: string;
+    idp_entity_id?: string;
+    idp_sso_url?: string;
+    /**
+     * The IdP's signing certificate, PEM or base64 DER.
+     */
+    idp_certificate?: string;
+};
+
+export type UpdateSsoConnectionRequest = {
+    name?: string;
+    status?: 'active' | 'inactive';
+    scopes?: Array<string>;
+    idp_sso_url?: string;
+    idp_certificate?: string;
+};
+
+export type SsoSettings = {
+    /**
+     * The tenant's members sign in only through its connections.
+     */
+    sso_required: boolean;
+    /**
+     * The connection a person is sent to (the oldest active one); null when none is active.
+     */
+    connection_id: string | null;
+    updated_at: string | null;
+};
+
+export type UpdateSsoSettingsRequest = {
+    sso_required: boolean;
+};
+
 export type DomainList = {
     domains: Array<Domain>;
 };
@@ -1502,6 +1609,44 @@ export type UpdateOidcClientRequest = {
 };
 
 /**
+ * Permission keys, sorted.
+ */
+export type PermissionKeysWritable = Array<PermissionKey>;
+
+/**
+ * Catalogue permission keys, at most 100 (repeats count once).
+ */
+export type RolePermissionsInputWritable = Array<PermissionKey>;
+
+/**
+ * Any role key available in the tenant (a platform role or the tenant's own); an unknown key is 400 naming it.
+ */
+export type MemberRoleWritable = RoleKey;
+
+export type CreateSsoConnectionRequestWritable = CreateOidcConnectionRequestWritable | CreateSamlConnectionRequest;
+
+export type CreateOidcConnectionRequestWritable = {
+    type: 'oidc';
+    name: string;
+    /**
+     * The issuer URL (https), exactly as the identity provider's discovery document spells it.
+     */
+    issuer: string;
+    client_id: string;
+    client_secret: string;
+    scopes?: Array<string>;
+};
+
+export type UpdateSsoConnectionRequestWritable = {
+    name?: string;
+    status?: 'active' | 'inactive';
+    client_secret?: string;
+    scopes?: Array<string>;
+    idp_sso_url?: string;
+    idp_certificate?: string;
+};
+
+/**
  * Slug of the tenant for this request, used when the token's claims name no tenant.
  * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
  * `Invalid X-Tenant header format`.
@@ -1536,6 +1681,11 @@ export type EventSince = string;
  * Only events before this time.
  */
 export type EventUntil = string;
+
+/**
+ * The connection's id.
+ */
+export type SsoConnectionPath = string;
 
 /**
  * The domain, as its A-label (`xn--bcher-kva.example`) or U-label (`bücher.example`).
@@ -6634,6 +6784,502 @@ export type ReplaceScimGroupResponses = {
 };
 
 export type ReplaceScimGroupResponse = ReplaceScimGroupResponses[keyof ReplaceScimGroupResponses];
+
+export type GetSsoSettingsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/sso';
+};
+
+export type GetSsoSettingsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetSsoSettingsError = GetSsoSettingsErrors[keyof GetSsoSettingsErrors];
+
+export type GetSsoSettingsResponses = {
+    /**
+     * The settings.
+     */
+    200: SsoSettings;
+};
+
+export type GetSsoSettingsResponse = GetSsoSettingsResponses[keyof GetSsoSettingsResponses];
+
+export type UpdateSsoSettingsData = {
+    body: UpdateSsoSettingsRequest;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/sso';
+};
+
+export type UpdateSsoSettingsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateSsoSettingsError = UpdateSsoSettingsErrors[keyof UpdateSsoSettingsErrors];
+
+export type UpdateSsoSettingsResponses = {
+    /**
+     * The settings.
+     */
+    200: SsoSettings;
+};
+
+export type UpdateSsoSettingsResponse = UpdateSsoSettingsResponses[keyof UpdateSsoSettingsResponses];
+
+export type ListSsoConnectionsData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/sso/connections';
+};
+
+export type ListSsoConnectionsErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type ListSsoConnectionsError = ListSsoConnectionsErrors[keyof ListSsoConnectionsErrors];
+
+export type ListSsoConnectionsResponses = {
+    /**
+     * The connections.
+     */
+    200: SsoConnectionList;
+};
+
+export type ListSsoConnectionsResponse = ListSsoConnectionsResponses[keyof ListSsoConnectionsResponses];
+
+export type CreateSsoConnectionData = {
+    body: CreateSsoConnectionRequestWritable;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path?: never;
+    query?: never;
+    url: '/api/tenant/sso/connections';
+};
+
+export type CreateSsoConnectionErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type CreateSsoConnectionError = CreateSsoConnectionErrors[keyof CreateSsoConnectionErrors];
+
+export type CreateSsoConnectionResponses = {
+    /**
+     * The connection, `active`.
+     */
+    201: SsoConnection;
+};
+
+export type CreateSsoConnectionResponse = CreateSsoConnectionResponses[keyof CreateSsoConnectionResponses];
+
+export type DeleteSsoConnectionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The connection's id.
+         */
+        connection_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/sso/connections/{connection_id}';
+};
+
+export type DeleteSsoConnectionErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type DeleteSsoConnectionError = DeleteSsoConnectionErrors[keyof DeleteSsoConnectionErrors];
+
+export type DeleteSsoConnectionResponses = {
+    /**
+     * Deleted.
+     */
+    204: void;
+};
+
+export type DeleteSsoConnectionResponse = DeleteSsoConnectionResponses[keyof DeleteSsoConnectionResponses];
+
+export type GetSsoConnectionData = {
+    body?: never;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The connection's id.
+         */
+        connection_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/sso/connections/{connection_id}';
+};
+
+export type GetSsoConnectionErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type GetSsoConnectionError = GetSsoConnectionErrors[keyof GetSsoConnectionErrors];
+
+export type GetSsoConnectionResponses = {
+    /**
+     * The connection.
+     */
+    200: SsoConnection;
+};
+
+export type GetSsoConnectionResponse = GetSsoConnectionResponses[keyof GetSsoConnectionResponses];
+
+export type UpdateSsoConnectionData = {
+    body: UpdateSsoConnectionRequestWritable;
+    headers?: {
+        /**
+         * Slug of the tenant for this request, used when the token's claims name no tenant.
+         * Must match `^[a-z0-9-]+$` and be at most 255 characters, else 400
+         * `Invalid X-Tenant header format`.
+         *
+         */
+        'X-Tenant'?: string;
+    };
+    path: {
+        /**
+         * The connection's id.
+         */
+        connection_id: string;
+    };
+    query?: never;
+    url: '/api/tenant/sso/connections/{connection_id}';
+};
+
+export type UpdateSsoConnectionErrors = {
+    /**
+     * `Missing X-Tenant header` (multi-tenant mode and no tenant in the token or header),
+     * `Invalid X-Tenant header format`, `Validation error` or `Bad request`.
+     *
+     */
+    400: Error;
+    /**
+     * No token, or one that is malformed, expired, wrongly signed, from the wrong issuer or audience, or without `sub`.
+     */
+    401: Error;
+    /**
+     * `Access denied` (the caller does not belong to the tenant, or the token's tenant and the
+     * header's differ), `Tenant pending approval`, `Tenant suspended` (suspended or scheduled
+     * for deletion; the reason is not shown), or `Forbidden` (a tenant admin is needed).
+     *
+     */
+    403: Error;
+    /**
+     * `Not found` (or `Tenant not found` while resolving the tenant).
+     */
+    404: Error;
+    /**
+     * `Conflict`, naming what already exists.
+     */
+    409: Error;
+    /**
+     * The body is larger than 1 MiB.
+     */
+    413: Error;
+    /**
+     * The body is not `application/json`.
+     */
+    415: Error;
+    /**
+     * `Rate limit exceeded`, naming the limit and its window. Nothing was changed.
+     */
+    429: Error;
+    /**
+     * An unexpected failure; the detail carries no internals.
+     */
+    500: Error;
+    /**
+     * The database is unreachable; retry later.
+     */
+    503: Error;
+};
+
+export type UpdateSsoConnectionError = UpdateSsoConnectionErrors[keyof UpdateSsoConnectionErrors];
+
+export type UpdateSsoConnectionResponses = {
+    /**
+     * The connection.
+     */
+    200: SsoConnection;
+};
+
+export type UpdateSsoConnectionResponse = UpdateSsoConnectionResponses[keyof UpdateSsoConnectionResponses];
 
 export type ListDomainsData = {
     body?: never;

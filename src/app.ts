@@ -2,7 +2,7 @@
  * createApp(config, services): assembles the pipeline from src/http, in the order of
  * docs/architecture.md#how-a-request-is-handled:
  *
- * helmet → request state (id, access line) → the caller's turn of the event loop → /oidc (the OpenID provider, outside the API) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
+ * helmet → request state (id, access line) → the caller's turn of the event loop → /oidc (the OpenID provider, outside the API) → X-Tenant format → /docs and /openapi.{json,yaml} → /console → /sso (SSO callbacks)
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → SCIM token of a SCIM operation (recorded like the bearer token's) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
@@ -23,6 +23,7 @@ import { readContractOperations } from './http/contract';
 import { checkOperationTable, dispatchStage } from './http/dispatch';
 import { createConsoleRouter, consoleStage } from './http/console';
 import { createDocsRouter, docsStage } from './http/docs';
+import { createSso, ssoStage } from './sso';
 import { errorStage } from './http/error-response';
 import { RefusalDelay } from './http/refusal-delay';
 import { CallerTurns, callerTurnsStage, neverWaiting } from './http/caller-turns';
@@ -68,6 +69,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
   // The service's own OpenID provider: built on its first request (src/oidc/index.ts).
   const oidc = createOidc(config, services);
   const authenticator = createAuthenticator(config, services.localKeys, services.authOptions);
+  const sso = createSso(config, services);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(
     pipeline(
@@ -79,6 +81,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
         consoleStage(createConsoleRouter(config)),
+        ...(services.signInCompleter ? [ssoStage(sso.router(services.signInCompleter))] : []),
         tokenStage(authenticator),
         matchStage(contract.router, operations),
         scimTokenStage(services.db),

@@ -3,8 +3,8 @@
 import { type InfiniteData, infiniteQueryOptions, queryOptions, type UseMutationOptions } from '@tanstack/react-query';
 
 import { client } from '../client.gen.js';
-import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, claimDomain, createBoard, createConsoleCode, createConsoleSession, createInvitation, createOidcClient, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createTenant, createTenantRole, createWebhook, decideTenantAccess, deleteOidcClient, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getDomain, getHealth, getJwks, getMetrics, getOidcClient, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, joinTenant, leaveTenant, listBoards, listDirectoryUsers, listDomains, listEvents, listInvitations, listJoinableTenants, listMembers, listMyTenants, listOidcClients, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, markDomainVerified, type Options, reactivateTenant, registerTenant, removeDomain, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateDomain, updateMemberRole, updateOidcClient, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateTenant, updateTenantRole, updateWebhook, verifyDomain } from '../sdk.gen.js';
-import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, ClaimDomainData, ClaimDomainError, ClaimDomainResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateOidcClientData, CreateOidcClientError, CreateOidcClientResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteOidcClientData, DeleteOidcClientError, DeleteOidcClientResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetDomainData, GetDomainError, GetDomainResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetOidcClientData, GetOidcClientError, GetOidcClientResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, JoinTenantData, JoinTenantError, JoinTenantResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListDomainsData, ListDomainsError, ListDomainsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListJoinableTenantsData, ListJoinableTenantsError, ListJoinableTenantsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListOidcClientsData, ListOidcClientsError, ListOidcClientsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, MarkDomainVerifiedData, MarkDomainVerifiedError, MarkDomainVerifiedResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveDomainData, RemoveDomainError, RemoveDomainResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateDomainData, UpdateDomainError, UpdateDomainResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateOidcClientData, UpdateOidcClientError, UpdateOidcClientResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse, VerifyDomainData, VerifyDomainError, VerifyDomainResponse } from '../types.gen.js';
+import { acceptInvitation, addMember, auditTenants, cancelTenantDeletion, claimDomain, createBoard, createConsoleCode, createConsoleSession, createInvitation, createOidcClient, createPermission, createPlatformRole, createScimGroup, createScimToken, createScimUser, createSsoConnection, createTenant, createTenantRole, createWebhook, decideTenantAccess, deleteOidcClient, deletePermission, deletePlatformRole, deleteScimGroup, deleteScimUser, deleteSsoConnection, deleteTenant, deleteTenantRole, deleteWebhook, exportTenant, getBoard, getCurrentTenant, getDomain, getHealth, getJwks, getMetrics, getOidcClient, getPlatformRole, getReadiness, getRegistrationStatus, getScimGroup, getScimResourceType, getScimSchema, getScimServiceProviderConfig, getScimSettings, getScimUser, getSetupStatus, getSsoConnection, getSsoSettings, getTenant, getTenantDeletionPreview, getTenantRole, getWebhook, importTenant, issueTenantToken, joinTenant, leaveTenant, listBoards, listDirectoryUsers, listDomains, listEvents, listInvitations, listJoinableTenants, listMembers, listMyTenants, listOidcClients, listPermissions, listPlatformRoles, listScimGroups, listScimResourceTypes, listScimSchemas, listScimTokens, listScimUsers, listSsoConnections, listTenantEvents, listTenantRoles, listTenants, listWebhookDeliveries, listWebhooks, markDomainVerified, type Options, reactivateTenant, registerTenant, removeDomain, removeMember, replaceScimGroup, replaceScimUser, resendInvitation, revokeInvitation, revokeScimToken, rotateTenantTokenKeys, scheduleTenantDeletion, searchScimGroups, searchScimUsers, suspendTenant, updateDomain, updateMemberRole, updateOidcClient, updatePlatformRole, updateScimGroup, updateScimSettings, updateScimUser, updateSsoConnection, updateSsoSettings, updateTenant, updateTenantRole, updateWebhook, verifyDomain } from '../sdk.gen.js';
+import type { AcceptInvitationData, AcceptInvitationError, AcceptInvitationResponse, AddMemberData, AddMemberError, AddMemberResponse, AuditTenantsData, AuditTenantsError, AuditTenantsResponse, CancelTenantDeletionData, CancelTenantDeletionError, CancelTenantDeletionResponse, ClaimDomainData, ClaimDomainError, ClaimDomainResponse, CreateBoardData, CreateBoardError, CreateBoardResponse, CreateConsoleCodeData, CreateConsoleCodeError, CreateConsoleCodeResponse, CreateConsoleSessionData, CreateConsoleSessionError, CreateConsoleSessionResponse, CreateInvitationData, CreateInvitationError, CreateInvitationResponse, CreateOidcClientData, CreateOidcClientError, CreateOidcClientResponse, CreatePermissionData, CreatePermissionError, CreatePermissionResponse, CreatePlatformRoleData, CreatePlatformRoleError, CreatePlatformRoleResponse, CreateScimGroupData, CreateScimGroupError, CreateScimGroupResponse, CreateScimTokenData, CreateScimTokenError, CreateScimTokenResponse, CreateScimUserData, CreateScimUserError, CreateScimUserResponse, CreateSsoConnectionData, CreateSsoConnectionError, CreateSsoConnectionResponse, CreateTenantData, CreateTenantError, CreateTenantResponse2, CreateTenantRoleData, CreateTenantRoleError, CreateTenantRoleResponse, CreateWebhookData, CreateWebhookError, CreateWebhookResponse, DecideTenantAccessData, DecideTenantAccessError, DecideTenantAccessResponse, DeleteOidcClientData, DeleteOidcClientError, DeleteOidcClientResponse, DeletePermissionData, DeletePermissionError, DeletePermissionResponse, DeletePlatformRoleData, DeletePlatformRoleError, DeletePlatformRoleResponse, DeleteScimGroupData, DeleteScimGroupError, DeleteScimGroupResponse, DeleteScimUserData, DeleteScimUserError, DeleteScimUserResponse, DeleteSsoConnectionData, DeleteSsoConnectionError, DeleteSsoConnectionResponse, DeleteTenantData, DeleteTenantError, DeleteTenantResponse2, DeleteTenantRoleData, DeleteTenantRoleError, DeleteTenantRoleResponse, DeleteWebhookData, DeleteWebhookError, DeleteWebhookResponse, ExportTenantData, ExportTenantError, ExportTenantResponse, GetBoardData, GetBoardError, GetBoardResponse, GetCurrentTenantData, GetCurrentTenantError, GetCurrentTenantResponse, GetDomainData, GetDomainError, GetDomainResponse, GetHealthData, GetHealthError, GetHealthResponse, GetJwksData, GetJwksError, GetJwksResponse, GetMetricsData, GetMetricsError, GetMetricsResponse, GetOidcClientData, GetOidcClientError, GetOidcClientResponse, GetPlatformRoleData, GetPlatformRoleError, GetPlatformRoleResponse, GetReadinessData, GetReadinessError, GetReadinessResponse, GetRegistrationStatusData, GetRegistrationStatusError, GetRegistrationStatusResponse, GetScimGroupData, GetScimGroupError, GetScimGroupResponse, GetScimResourceTypeData, GetScimResourceTypeError, GetScimResourceTypeResponse, GetScimSchemaData, GetScimSchemaError, GetScimSchemaResponse, GetScimServiceProviderConfigData, GetScimServiceProviderConfigError, GetScimServiceProviderConfigResponse, GetScimSettingsData, GetScimSettingsError, GetScimSettingsResponse, GetScimUserData, GetScimUserError, GetScimUserResponse, GetSetupStatusData, GetSetupStatusError, GetSetupStatusResponse, GetSsoConnectionData, GetSsoConnectionError, GetSsoConnectionResponse, GetSsoSettingsData, GetSsoSettingsError, GetSsoSettingsResponse, GetTenantData, GetTenantDeletionPreviewData, GetTenantDeletionPreviewError, GetTenantDeletionPreviewResponse, GetTenantError, GetTenantResponse, GetTenantRoleData, GetTenantRoleError, GetTenantRoleResponse, GetWebhookData, GetWebhookError, GetWebhookResponse, ImportTenantData, ImportTenantError, ImportTenantResponse, IssueTenantTokenData, IssueTenantTokenError, IssueTenantTokenResponse, JoinTenantData, JoinTenantError, JoinTenantResponse, LeaveTenantData, LeaveTenantError, LeaveTenantResponse, ListBoardsData, ListBoardsError, ListBoardsResponse, ListDirectoryUsersData, ListDirectoryUsersError, ListDirectoryUsersResponse, ListDomainsData, ListDomainsError, ListDomainsResponse, ListEventsData, ListEventsError, ListEventsResponse, ListInvitationsData, ListInvitationsError, ListInvitationsResponse, ListJoinableTenantsData, ListJoinableTenantsError, ListJoinableTenantsResponse, ListMembersData, ListMembersError, ListMembersResponse, ListMyTenantsData, ListMyTenantsError, ListMyTenantsResponse, ListOidcClientsData, ListOidcClientsError, ListOidcClientsResponse, ListPermissionsData, ListPermissionsError, ListPermissionsResponse, ListPlatformRolesData, ListPlatformRolesError, ListPlatformRolesResponse, ListScimGroupsData, ListScimGroupsError, ListScimGroupsResponse, ListScimResourceTypesData, ListScimResourceTypesError, ListScimResourceTypesResponse, ListScimSchemasData, ListScimSchemasError, ListScimSchemasResponse, ListScimTokensData, ListScimTokensError, ListScimTokensResponse, ListScimUsersData, ListScimUsersError, ListScimUsersResponse, ListSsoConnectionsData, ListSsoConnectionsError, ListSsoConnectionsResponse, ListTenantEventsData, ListTenantEventsError, ListTenantEventsResponse, ListTenantRolesData, ListTenantRolesError, ListTenantRolesResponse, ListTenantsData, ListTenantsError, ListTenantsResponse, ListWebhookDeliveriesData, ListWebhookDeliveriesError, ListWebhookDeliveriesResponse, ListWebhooksData, ListWebhooksError, ListWebhooksResponse, MarkDomainVerifiedData, MarkDomainVerifiedError, MarkDomainVerifiedResponse, ReactivateTenantData, ReactivateTenantError, ReactivateTenantResponse, RegisterTenantData, RegisterTenantError, RegisterTenantResponse, RemoveDomainData, RemoveDomainError, RemoveDomainResponse, RemoveMemberData, RemoveMemberError, RemoveMemberResponse, ReplaceScimGroupData, ReplaceScimGroupError, ReplaceScimGroupResponse, ReplaceScimUserData, ReplaceScimUserError, ReplaceScimUserResponse, ResendInvitationData, ResendInvitationError, ResendInvitationResponse, RevokeInvitationData, RevokeInvitationError, RevokeInvitationResponse, RevokeScimTokenData, RevokeScimTokenError, RevokeScimTokenResponse, RotateTenantTokenKeysData, RotateTenantTokenKeysError, RotateTenantTokenKeysResponse, ScheduleTenantDeletionData, ScheduleTenantDeletionError, ScheduleTenantDeletionResponse, SearchScimGroupsData, SearchScimGroupsError, SearchScimGroupsResponse, SearchScimUsersData, SearchScimUsersError, SearchScimUsersResponse, SuspendTenantData, SuspendTenantError, SuspendTenantResponse, UpdateDomainData, UpdateDomainError, UpdateDomainResponse, UpdateMemberRoleData, UpdateMemberRoleError, UpdateMemberRoleResponse, UpdateOidcClientData, UpdateOidcClientError, UpdateOidcClientResponse, UpdatePlatformRoleData, UpdatePlatformRoleError, UpdatePlatformRoleResponse, UpdateScimGroupData, UpdateScimGroupError, UpdateScimGroupResponse, UpdateScimSettingsData, UpdateScimSettingsError, UpdateScimSettingsResponse, UpdateScimUserData, UpdateScimUserError, UpdateScimUserResponse, UpdateSsoConnectionData, UpdateSsoConnectionError, UpdateSsoConnectionResponse, UpdateSsoSettingsData, UpdateSsoSettingsError, UpdateSsoSettingsResponse, UpdateTenantData, UpdateTenantError, UpdateTenantResponse, UpdateTenantRoleData, UpdateTenantRoleError, UpdateTenantRoleResponse, UpdateWebhookData, UpdateWebhookError, UpdateWebhookResponse, VerifyDomainData, VerifyDomainError, VerifyDomainResponse } from '../types.gen.js';
 
 export type QueryKey<TOptions extends Options> = [
     Pick<TOptions, 'baseUrl' | 'body' | 'headers' | 'path' | 'query'> & {
@@ -2336,6 +2336,165 @@ export const replaceScimGroupMutation = (options?: Partial<Options<ReplaceScimGr
     const mutationOptions: UseMutationOptions<ReplaceScimGroupResponse, ReplaceScimGroupError, Options<ReplaceScimGroupData>> = {
         mutationFn: async (fnOptions) => {
             const { data } = await replaceScimGroup({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getSsoSettingsQueryKey = (options?: Options<GetSsoSettingsData>) => createQueryKey('getSsoSettings', options);
+
+/**
+ * The tenant's SSO settings
+ *
+ * `sso_required` and the connection a person is sent to (the oldest active one) (docs/sso.md).
+ *
+ */
+export const getSsoSettingsOptions = (options?: Options<GetSsoSettingsData>) => queryOptions<GetSsoSettingsResponse, GetSsoSettingsError, GetSsoSettingsResponse, ReturnType<typeof getSsoSettingsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getSsoSettings({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getSsoSettingsQueryKey(options)
+});
+
+/**
+ * Require SSO, or stop requiring it
+ *
+ * `sso_required: true`: the tenant's members sign in only through its connections (a code by
+ * mail or another tenant's connection is refused for this tenant). 409 when the tenant has no
+ * active connection: requiring SSO then would lock every member out. Event
+ * `sso_settings.updated` when it changes.
+ *
+ */
+export const updateSsoSettingsMutation = (options?: Partial<Options<UpdateSsoSettingsData>>): UseMutationOptions<UpdateSsoSettingsResponse, UpdateSsoSettingsError, Options<UpdateSsoSettingsData>> => {
+    const mutationOptions: UseMutationOptions<UpdateSsoSettingsResponse, UpdateSsoSettingsError, Options<UpdateSsoSettingsData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateSsoSettings({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const listSsoConnectionsQueryKey = (options?: Options<ListSsoConnectionsData>) => createQueryKey('listSsoConnections', options);
+
+/**
+ * List the tenant's SSO connections
+ *
+ * Every connection of the tenant, oldest first, with the values its identity provider needs
+ * (redirect URI; SAML entity id, ACS URL, metadata URL). Never a client secret.
+ *
+ */
+export const listSsoConnectionsOptions = (options?: Options<ListSsoConnectionsData>) => queryOptions<ListSsoConnectionsResponse, ListSsoConnectionsError, ListSsoConnectionsResponse, ReturnType<typeof listSsoConnectionsQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await listSsoConnections({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: listSsoConnectionsQueryKey(options)
+});
+
+/**
+ * Connect an identity provider (OIDC or SAML 2.0)
+ *
+ * OIDC: `{type: "oidc", name, issuer, client_id, client_secret, scopes?}`; the issuer is
+ * discovered now (`<issuer>/.well-known/openid-configuration`, https to a public address, 5 s;
+ * its `issuer` must equal the one given): a failure is 400 naming it. Scopes default to
+ * `openid email profile` (`openid` is always added). The secret is stored encrypted and never
+ * shown again. SAML: `{type: "saml", name, idp_metadata_xml}` or `{type: "saml", name,
+ * idp_entity_id, idp_sso_url, idp_certificate}`; the metadata must carry an HTTP-Redirect
+ * SingleSignOnService and a signing certificate (else 400). The answer carries what to
+ * register at the identity provider: `redirect_uri`, or `sp_entity_id`, `acs_url` and
+ * `sp_metadata_url`. At most 5 connections per tenant (409). Event `sso_connection.created`.
+ *
+ */
+export const createSsoConnectionMutation = (options?: Partial<Options<CreateSsoConnectionData>>): UseMutationOptions<CreateSsoConnectionResponse, CreateSsoConnectionError, Options<CreateSsoConnectionData>> => {
+    const mutationOptions: UseMutationOptions<CreateSsoConnectionResponse, CreateSsoConnectionError, Options<CreateSsoConnectionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await createSsoConnection({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+/**
+ * Delete an SSO connection
+ *
+ * Deletes the connection and its sign-ins in flight. Deleting the last active connection of a
+ * tenant requiring SSO is 409. Event `sso_connection.deleted`.
+ *
+ */
+export const deleteSsoConnectionMutation = (options?: Partial<Options<DeleteSsoConnectionData>>): UseMutationOptions<DeleteSsoConnectionResponse, DeleteSsoConnectionError, Options<DeleteSsoConnectionData>> => {
+    const mutationOptions: UseMutationOptions<DeleteSsoConnectionResponse, DeleteSsoConnectionError, Options<DeleteSsoConnectionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await deleteSsoConnection({
+                ...options,
+                ...fnOptions,
+                throwOnError: true
+            });
+            return data;
+        }
+    };
+    return mutationOptions;
+};
+
+export const getSsoConnectionQueryKey = (options: Options<GetSsoConnectionData>) => createQueryKey('getSsoConnection', options);
+
+/**
+ * Get one of the tenant's SSO connections
+ *
+ * The connection (never its client secret).
+ *
+ */
+export const getSsoConnectionOptions = (options: Options<GetSsoConnectionData>) => queryOptions<GetSsoConnectionResponse, GetSsoConnectionError, GetSsoConnectionResponse, ReturnType<typeof getSsoConnectionQueryKey>>({
+    queryFn: async ({ queryKey, signal }) => {
+        const { data } = await getSsoConnection({
+            ...options,
+            ...queryKey[0],
+            signal,
+            throwOnError: true
+        });
+        return data;
+    },
+    queryKey: getSsoConnectionQueryKey(options)
+});
+
+/**
+ * Change an SSO connection
+ *
+ * `name`, `status` (`active` / `inactive`: an inactive connection sends nobody to its
+ * identity provider and accepts no response); OIDC: `client_secret`, `scopes`; SAML:
+ * `idp_sso_url`, `idp_certificate` (a field of the other type is 400). Deactivating the last
+ * active connection of a tenant requiring SSO is 409. Event `sso_connection.updated`.
+ *
+ */
+export const updateSsoConnectionMutation = (options?: Partial<Options<UpdateSsoConnectionData>>): UseMutationOptions<UpdateSsoConnectionResponse, UpdateSsoConnectionError, Options<UpdateSsoConnectionData>> => {
+    const mutationOptions: UseMutationOptions<UpdateSsoConnectionResponse, UpdateSsoConnectionError, Options<UpdateSsoConnectionData>> = {
+        mutationFn: async (fnOptions) => {
+            const { data } = await updateSsoConnection({
                 ...options,
                 ...fnOptions,
                 throwOnError: true

@@ -8,6 +8,8 @@ export interface EventsConfig {
   readonly eventSettingsKeys: readonly string[];
   /** SERVICE_WEBHOOK_ALLOW_PRIVATE_NETWORKS: webhook URLs may reach loopback/private/link-local addresses. */
   readonly webhookAllowPrivateNetworks: boolean;
+  /** SERVICE_SSO_ALLOW_PRIVATE_NETWORKS: SSO's outgoing requests may use http and reach loopback/private addresses (docs/sso.md). */
+  readonly ssoAllowPrivateNetworks: boolean;
 }
 
 export function readEventsConfig(env: EnvReader): EventsConfig {
@@ -22,5 +24,6 @@ export function readEventsConfig(env: EnvReader): EventsConfig {
       if (k.length > 255) env.problems.push(`SERVICE_EVENT_SETTINGS_KEYS: a key is longer than 255 characters ('${k.slice(0, 40)}…')`);
     }
   }
-  return { eventRetentionDays, eventSettingsKeys: Object.freeze(eventSettingsKeys), webhookAllowPrivateNetworks };
+  const ssoAllowPrivateNetworks = env.bool('SERVICE_SSO_ALLOW_PRIVATE_NETWORKS', false);
+  return { eventRetentionDays, eventSettingsKeys: Object.freeze(eventSettingsKeys), webhookAllowPrivateNetworks, ssoAllowPrivateNetworks };
 }

@@ -13,7 +13,7 @@ import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
 import type { DecisionMemory } from '../tenancy/decision-memory';
 import type { RefusalDelay } from '../http/refusal-delay';
-import type { InteractionRouterFactory } from './sign-in';
+import type { InteractionRouterFactory, SignInCompleter } from './sign-in';
 
 /** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
@@ -63,4 +63,6 @@ export interface AppServices {
   readonly refusalDelay?: RefusalDelay;
   /** The sign-in pages of the service's OpenID provider (src/oidc/index.ts); absent: src/oidc's own. Tests pass a harness. */
   readonly oidcInteractions?: InteractionRouterFactory;
+  /** Where SSO callbacks hand what an identity provider vouched for (src/oidc); absent: the /sso routes are not served. */
+  readonly signInCompleter?: SignInCompleter;
 }

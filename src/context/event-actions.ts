@@ -55,5 +55,9 @@ export const EVENT_ACTIONS = [
   'client.created',
   'client.updated',
   'client.deleted',
+  'sso_connection.created',
+  'sso_connection.updated',
+  'sso_connection.deleted',
+  'sso_settings.updated',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -60,6 +60,10 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   tenant_domains_verified_unique: fixed('domainTaken', 'The domain was verified by another tenant while the request ran; it must remove it first.'),
   tenant_domains_tenant_id_fkey: tenantGone,
 
+  // sso_connections, sso_settings (migration 028)
+  sso_connections_tenant_id_fkey: tenantGone,
+  sso_settings_tenant_id_fkey: tenantGone,
+
   // users (UserRow)
   users_tenant_identity_unique: fixed('conflict', 'This user is already a member of the tenant.'),
   users_tenant_id_fkey: tenantGone,

@@ -26,6 +26,7 @@ import * as verifiedDomains from './migrations/024-verified-domains';
 import * as systemPermissions from './migrations/025-system-permissions';
 import * as oidcClients from './migrations/026-oidc-clients';
 import * as oidcProvider from './migrations/027-oidc-provider';
+import * as ssoConnections from './migrations/028-sso-connections';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '025-system-permissions': systemPermissions,
   '026-oidc-clients': oidcClients,
   '027-oidc-provider': oidcProvider,
+  '028-sso-connections': ssoConnections,
 };
 
 /** The migrations this version knows, in the order they run. */

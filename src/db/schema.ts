@@ -73,6 +73,9 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
 export const NOT_TENANT_DATA: Readonly<Record<string, string>> = {
   idempotency_keys: "a caller's replay memory of tenant creations, kept 24 hours",
   retired_slugs: "this deployment's history of slugs it will not hand out again",
+  sso_connections: "secrets and this deployment's URLs registered at the identity provider: a moved tenant's admin connects it again (docs/sso.md)",
+  sso_requests: "sign-ins in flight on this deployment, kept 10 minutes",
+  sso_settings: "follows its connections: set again once they are connected on the importing deployment (docs/sso.md)",
   scim_tokens: "secrets: a moved tenant's admin mints new SCIM tokens on the importing deployment (docs/directory-sync.md)",
   tenant_domains: "a domain's proof is this deployment's: claim and verify it again on the importing one (docs/domains.md)",
   webhook_deliveries: "this deployment's outbox to the platform's webhook endpoints",

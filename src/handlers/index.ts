@@ -20,6 +20,7 @@ import * as directory from './directory';
 import * as scim from './scim';
 import * as domains from './domains';
 import * as clients from './clients';
+import * as sso from './sso';
 import { defineOperationTable } from './types';
 
 export const handlers = defineOperationTable({
@@ -40,4 +41,5 @@ export const handlers = defineOperationTable({
   ...scim,
   ...domains,
   ...clients,
+  ...sso,
 });

@@ -47,6 +47,9 @@ import type {
   CreateScimUserData,
   CreateScimUserErrors,
   CreateScimUserResponses,
+  CreateSsoConnectionData,
+  CreateSsoConnectionErrors,
+  CreateSsoConnectionResponses,
   CreateTenantData,
   CreateTenantErrors,
   CreateTenantResponses,
@@ -74,6 +77,9 @@ import type {
   DeleteScimUserData,
   DeleteScimUserErrors,
   DeleteScimUserResponses,
+  DeleteSsoConnectionData,
+  DeleteSsoConnectionErrors,
+  DeleteSsoConnectionResponses,
   DeleteTenantData,
   DeleteTenantErrors,
   DeleteTenantResponses,
@@ -137,6 +143,12 @@ import type {
   GetSetupStatusData,
   GetSetupStatusErrors,
   GetSetupStatusResponses,
+  GetSsoConnectionData,
+  GetSsoConnectionErrors,
+  GetSsoConnectionResponses,
+  GetSsoSettingsData,
+  GetSsoSettingsErrors,
+  GetSsoSettingsResponses,
   GetTenantData,
   GetTenantErrors,
   GetTenantResponses,
@@ -209,6 +221,9 @@ import type {
   ListScimUsersData,
   ListScimUsersErrors,
   ListScimUsersResponses,
+  ListSsoConnectionsData,
+  ListSsoConnectionsErrors,
+  ListSsoConnectionsResponses,
   ListTenantEventsData,
   ListTenantEventsErrors,
   ListTenantEventsResponses,
@@ -290,6 +305,12 @@ import type {
   UpdateScimUserData,
   UpdateScimUserErrors,
   UpdateScimUserResponses,
+  UpdateSsoConnectionData,
+  UpdateSsoConnectionErrors,
+  UpdateSsoConnectionResponses,
+  UpdateSsoSettingsData,
+  UpdateSsoSettingsErrors,
+  UpdateSsoSettingsResponses,
   UpdateTenantData,
   UpdateTenantErrors,
   UpdateTenantResponses,
@@ -321,6 +342,7 @@ export interface OperationTypes {
   createScimGroup: { data: CreateScimGroupData; responses: CreateScimGroupResponses; errors: CreateScimGroupErrors; access: 'scimToken'; permission: null };
   createScimToken: { data: CreateScimTokenData; responses: CreateScimTokenResponses; errors: CreateScimTokenErrors; access: 'tenantAdmin'; permission: 'tenant:directory:manage' };
   createScimUser: { data: CreateScimUserData; responses: CreateScimUserResponses; errors: CreateScimUserErrors; access: 'scimToken'; permission: null };
+  createSsoConnection: { data: CreateSsoConnectionData; responses: CreateSsoConnectionResponses; errors: CreateSsoConnectionErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
   createTenant: { data: CreateTenantData; responses: CreateTenantResponses; errors: CreateTenantErrors; access: 'platformAdmin'; permission: null };
   createTenantRole: { data: CreateTenantRoleData; responses: CreateTenantRoleResponses; errors: CreateTenantRoleErrors; access: 'tenantAdmin'; permission: 'tenant:roles:write' };
   createWebhook: { data: CreateWebhookData; responses: CreateWebhookResponses; errors: CreateWebhookErrors; access: 'platformAdmin'; permission: null };
@@ -330,6 +352,7 @@ export interface OperationTypes {
   deletePlatformRole: { data: DeletePlatformRoleData; responses: DeletePlatformRoleResponses; errors: DeletePlatformRoleErrors; access: 'platformAdmin'; permission: null };
   deleteScimGroup: { data: DeleteScimGroupData; responses: DeleteScimGroupResponses; errors: DeleteScimGroupErrors; access: 'scimToken'; permission: null };
   deleteScimUser: { data: DeleteScimUserData; responses: DeleteScimUserResponses; errors: DeleteScimUserErrors; access: 'scimToken'; permission: null };
+  deleteSsoConnection: { data: DeleteSsoConnectionData; responses: DeleteSsoConnectionResponses; errors: DeleteSsoConnectionErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
   deleteTenant: { data: DeleteTenantData; responses: DeleteTenantResponses; errors: DeleteTenantErrors; access: 'platformAdmin'; permission: null };
   deleteTenantRole: { data: DeleteTenantRoleData; responses: DeleteTenantRoleResponses; errors: DeleteTenantRoleErrors; access: 'tenantAdmin'; permission: 'tenant:roles:write' };
   deleteWebhook: { data: DeleteWebhookData; responses: DeleteWebhookResponses; errors: DeleteWebhookErrors; access: 'platformAdmin'; permission: null };
@@ -351,6 +374,8 @@ export interface OperationTypes {
   getScimSettings: { data: GetScimSettingsData; responses: GetScimSettingsResponses; errors: GetScimSettingsErrors; access: 'tenantAdmin'; permission: 'tenant:directory:manage' };
   getScimUser: { data: GetScimUserData; responses: GetScimUserResponses; errors: GetScimUserErrors; access: 'scimToken'; permission: null };
   getSetupStatus: { data: GetSetupStatusData; responses: GetSetupStatusResponses; errors: GetSetupStatusErrors; access: 'platformAdmin'; permission: null };
+  getSsoConnection: { data: GetSsoConnectionData; responses: GetSsoConnectionResponses; errors: GetSsoConnectionErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
+  getSsoSettings: { data: GetSsoSettingsData; responses: GetSsoSettingsResponses; errors: GetSsoSettingsErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
   getTenant: { data: GetTenantData; responses: GetTenantResponses; errors: GetTenantErrors; access: 'platformAdmin'; permission: null };
   getTenantDeletionPreview: { data: GetTenantDeletionPreviewData; responses: GetTenantDeletionPreviewResponses; errors: GetTenantDeletionPreviewErrors; access: 'platformAdmin'; permission: null };
   getTenantRole: { data: GetTenantRoleData; responses: GetTenantRoleResponses; errors: GetTenantRoleErrors; access: 'tenantAdmin'; permission: 'tenant:members:read' };
@@ -375,6 +400,7 @@ export interface OperationTypes {
   listScimSchemas: { data: ListScimSchemasData; responses: ListScimSchemasResponses; errors: ListScimSchemasErrors; access: 'scimToken'; permission: null };
   listScimTokens: { data: ListScimTokensData; responses: ListScimTokensResponses; errors: ListScimTokensErrors; access: 'tenantAdmin'; permission: 'tenant:directory:manage' };
   listScimUsers: { data: ListScimUsersData; responses: ListScimUsersResponses; errors: ListScimUsersErrors; access: 'scimToken'; permission: null };
+  listSsoConnections: { data: ListSsoConnectionsData; responses: ListSsoConnectionsResponses; errors: ListSsoConnectionsErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
   listTenantEvents: { data: ListTenantEventsData; responses: ListTenantEventsResponses; errors: ListTenantEventsErrors; access: 'tenantAdmin'; permission: 'tenant:events:read' };
   listTenantRoles: { data: ListTenantRolesData; responses: ListTenantRolesResponses; errors: ListTenantRolesErrors; access: 'tenantAdmin'; permission: 'tenant:members:read' };
   listTenants: { data: ListTenantsData; responses: ListTenantsResponses; errors: ListTenantsErrors; access: 'platformAdmin'; permission: null };
@@ -402,6 +428,8 @@ export interface OperationTypes {
   updateScimGroup: { data: UpdateScimGroupData; responses: UpdateScimGroupResponses; errors: UpdateScimGroupErrors; access: 'scimToken'; permission: null };
   updateScimSettings: { data: UpdateScimSettingsData; responses: UpdateScimSettingsResponses; errors: UpdateScimSettingsErrors; access: 'tenantAdmin'; permission: 'tenant:directory:manage' };
   updateScimUser: { data: UpdateScimUserData; responses: UpdateScimUserResponses; errors: UpdateScimUserErrors; access: 'scimToken'; permission: null };
+  updateSsoConnection: { data: UpdateSsoConnectionData; responses: UpdateSsoConnectionResponses; errors: UpdateSsoConnectionErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
+  updateSsoSettings: { data: UpdateSsoSettingsData; responses: UpdateSsoSettingsResponses; errors: UpdateSsoSettingsErrors; access: 'tenantAdmin'; permission: 'tenant:sso:manage' };
   updateTenant: { data: UpdateTenantData; responses: UpdateTenantResponses; errors: UpdateTenantErrors; access: 'platformAdmin'; permission: null };
   updateTenantRole: { data: UpdateTenantRoleData; responses: UpdateTenantRoleResponses; errors: UpdateTenantRoleErrors; access: 'tenantAdmin'; permission: 'tenant:roles:write' };
   updateWebhook: { data: UpdateWebhookData; responses: UpdateWebhookResponses; errors: UpdateWebhookErrors; access: 'platformAdmin'; permission: null };
@@ -425,6 +453,7 @@ export const OPERATIONS = {
   createScimGroup: { access: 'scimToken', permission: null },
   createScimToken: { access: 'tenantAdmin', permission: 'tenant:directory:manage' },
   createScimUser: { access: 'scimToken', permission: null },
+  createSsoConnection: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
   createTenant: { access: 'platformAdmin', permission: null },
   createTenantRole: { access: 'tenantAdmin', permission: 'tenant:roles:write' },
   createWebhook: { access: 'platformAdmin', permission: null },
@@ -434,6 +463,7 @@ export const OPERATIONS = {
   deletePlatformRole: { access: 'platformAdmin', permission: null },
   deleteScimGroup: { access: 'scimToken', permission: null },
   deleteScimUser: { access: 'scimToken', permission: null },
+  deleteSsoConnection: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
   deleteTenant: { access: 'platformAdmin', permission: null },
   deleteTenantRole: { access: 'tenantAdmin', permission: 'tenant:roles:write' },
   deleteWebhook: { access: 'platformAdmin', permission: null },
@@ -455,6 +485,8 @@ export const OPERATIONS = {
   getScimSettings: { access: 'tenantAdmin', permission: 'tenant:directory:manage' },
   getScimUser: { access: 'scimToken', permission: null },
   getSetupStatus: { access: 'platformAdmin', permission: null },
+  getSsoConnection: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
+  getSsoSettings: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
   getTenant: { access: 'platformAdmin', permission: null },
   getTenantDeletionPreview: { access: 'platformAdmin', permission: null },
   getTenantRole: { access: 'tenantAdmin', permission: 'tenant:members:read' },
@@ -479,6 +511,7 @@ export const OPERATIONS = {
   listScimSchemas: { access: 'scimToken', permission: null },
   listScimTokens: { access: 'tenantAdmin', permission: 'tenant:directory:manage' },
   listScimUsers: { access: 'scimToken', permission: null },
+  listSsoConnections: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
   listTenantEvents: { access: 'tenantAdmin', permission: 'tenant:events:read' },
   listTenantRoles: { access: 'tenantAdmin', permission: 'tenant:members:read' },
   listTenants: { access: 'platformAdmin', permission: null },
@@ -506,6 +539,8 @@ export const OPERATIONS = {
   updateScimGroup: { access: 'scimToken', permission: null },
   updateScimSettings: { access: 'tenantAdmin', permission: 'tenant:directory:manage' },
   updateScimUser: { access: 'scimToken', permission: null },
+  updateSsoConnection: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
+  updateSsoSettings: { access: 'tenantAdmin', permission: 'tenant:sso:manage' },
   updateTenant: { access: 'platformAdmin', permission: null },
   updateTenantRole: { access: 'tenantAdmin', permission: 'tenant:roles:write' },
   updateWebhook: { access: 'platformAdmin', permission: null },

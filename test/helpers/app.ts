@@ -14,6 +14,7 @@ import type { TenantTokenKeyOptions } from '../../src/domain/tenant-tokens';
 import type { AuthenticatorOptions } from '../../src/auth/verify';
 import type { RefusalDelay } from '../../src/http/refusal-delay';
 import type { AppServices } from '../../src/context/app-services';
+import type { SignInCompleter } from '../../src/context/sign-in';
 import { createLogger } from '../../src/logger';
 import { buildServices, closeServices } from '../../src/build-services';
 
@@ -60,7 +61,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Rec
 }
 
 /** Creates an app on the test database. `env` overrides the test defaults. */
-export async function startTestApp(env: Record<string, string | undefined> = {}, opts: { poolMax?: number; authOptions?: AuthenticatorOptions; statementTimeoutMs?: number; tenantTokenKeys?: TenantTokenKeyOptions; refusalDelay?: RefusalDelay } = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string | undefined> = {}, opts: { poolMax?: number; authOptions?: AuthenticatorOptions; statementTimeoutMs?: number; tenantTokenKeys?: TenantTokenKeyOptions; refusalDelay?: RefusalDelay; signInCompleter?: SignInCompleter } = {}): Promise<TestApp> {
   const config = loadConfig(testEnv(env));
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
@@ -73,7 +74,7 @@ export async function startTestApp(env: Record<string, string | undefined> = {},
   });
   const logger = createLogger(config.logLevel, sink);
   const db = openDatabase({ url: config.databaseUrl!, poolMax: opts.poolMax ?? 5, statementTimeoutMs: opts.statementTimeoutMs, logger, preparedStatements: config.databasePreparedStatements });
-  const services: AppServices = { ...(await buildServices(config, { db, logger, tenantTokenKeys: opts.tenantTokenKeys })), authOptions: opts.authOptions, refusalDelay: opts.refusalDelay };
+  const services: AppServices = { ...(await buildServices(config, { db, logger, tenantTokenKeys: opts.tenantTokenKeys })), authOptions: opts.authOptions, refusalDelay: opts.refusalDelay, signInCompleter: opts.signInCompleter };
   const app = await createApp(config, services);
   return {
     app,

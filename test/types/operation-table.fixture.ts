@@ -21,9 +21,10 @@ import * as directory from '../../src/handlers/directory';
 import * as scim from '../../src/handlers/scim';
 import * as domains from '../../src/handlers/domains';
 import * as clients from '../../src/handlers/clients';
+import * as sso from '../../src/handlers/sso';
 import { authenticated, defineOperationTable, tenantScoped, type HandlerInput, type Reply } from '../../src/handlers/types';
 
-const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles, ...directory, ...scim, ...domains, ...clients };
+const complete = { ...health, ...setup, ...lifecycle, ...audit, ...registration, ...tenant, ...decision, ...boards, ...invitations, ...events, ...webhooks, ...consoleSignIn, ...roles, ...directory, ...scim, ...domains, ...clients, ...sso };
 
 // The real table compiles.
 export const ok = defineOperationTable(complete);

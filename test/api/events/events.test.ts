@@ -19,6 +19,7 @@ import { startTestApp, testDatabaseUrl, type TestApp } from '../../helpers/app';
 import { startDnsServer, type DnsServer } from '../../helpers/dns-server';
 import { clientEventCases } from './client-event-cases';
 import { domainEventCases, type Expected } from './domain-event-cases';
+import { ssoEventCases } from '../sso/sso-event-cases';
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
 
 let t: TestApp;
@@ -28,7 +29,7 @@ const admin = `Bearer ${adminToken(adminSub)}`;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address }, { poolMax: 6 });
+  t = await startTestApp({ SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_DNS_SERVERS: dns.address, SERVICE_PUBLIC_URL: 'https://tenants.example.com' }, { poolMax: 6 });
 });
 afterAll(async () => {
   await t.close();
@@ -324,6 +325,7 @@ const CASES: Record<string, () => Promise<Expected>> = {
   },
   ...domainEventCases({ t: () => t, dns: () => dns, admin, adminSub }),
   ...clientEventCases({ t: () => t, admin, adminSub }),
+  ...ssoEventCases({ t: () => t }),
 };
 
 describe('every state-changing operation records its event', () => {

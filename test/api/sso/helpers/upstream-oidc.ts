@@ -1,0 +1,72 @@
+/**
+ * A tenant's identity provider for tests: oidc-provider 9 in-process on a spare port, with one
+ * confidential client (client_secret_basic, PKCE required) whose redirect URI is the service's
+ * /sso/oidc/callback. Its login "page" signs in whoever `person` names, at once; consent is
+ * granted (the grant is made on the spot), so a browser goes authorize → callback in redirects.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Person {
+  sub: string;
+  email: string;
+  email_verified: boolean;
+  name: string;
+}
+
+export interface UpstreamOidc {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Who signs in next. */
+  person: Person;
+  /** The login_hint of the last authorization request. */
+  lastLoginHint: string | null;
+  close(): Promise<void>;
+}
+
+export async function startUpstreamOidc(redirectUri: string): Promise<UpstreamOidc> {
+  const { default: Provider } = await import('oidc-provider');
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomBytes(8).toString('hex'), alg: 'RS256', use: 'sig' };
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const clientId = `app-${crypto.randomBytes(4).toString('hex')}`;
+  const clientSecret = crypto.randomBytes(24).toString('base64url');
+  const up: UpstreamOidc = {
+    issuer,
+    clientId,
+    clientSecret,
+    person: { sub: 'upstream-1', email: 'Ann@Acme.test', email_verified: true, name: 'Ann' },
+    lastLoginHint: null,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const provider = new Provider(issuer, {
+    jwks: { keys: [jwk as never] },
+    cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
+    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+    pkce: { required: () => true },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ ...up.person, sub }) }),
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    loadExistingGrant: async (ctx) => {
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      grant.addOIDCScope('openid email profile');
+      await grant.save();
+      return grant;
+    },
+  });
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    const hint = new URL(req.url ?? '/', issuer).searchParams.get('login_hint');
+    if (hint !== null) up.lastLoginHint = hint;
+    if (!req.url?.startsWith('/interaction/')) return callback(req, res);
+    provider
+      .interactionFinished(req, res, { login: { accountId: up.person.sub } }, { mergeWithLastSubmission: false })
+      .catch((err: Error) => res.writeHead(500).end(err.message));
+  });
+  return up;
+}
