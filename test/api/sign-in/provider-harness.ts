@@ -35,6 +35,8 @@ export interface Harness {
 }
 
 export interface ProviderApp {
+  /** The app's request listener (attached to its own server unless one was given). */
+  app: express.Express;
   base: string;
   issuer: string;
   config: Config;
@@ -82,6 +84,7 @@ export async function startProviderApp(env: Record<string, string | undefined> =
   const app = await createApp(config, services);
   if (!opts.server) server.on('request', app);
   return {
+    app,
     base,
     issuer: `${base}/oidc`,
     config,
