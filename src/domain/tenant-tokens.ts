@@ -133,11 +133,12 @@ export class TenantTokenKeys {
    * (docs/sign-in.md#signing-keys).
    */
   async rotate(origin: EventOrigin): Promise<RotationResult> {
-    await rotateOidcKeys(this.db, this.config.keyEncryptionSecret, { publishDelaySeconds: this.publishDelaySeconds, keepPublishedSeconds: OIDC_KEEP_PUBLISHED_SECONDS });
     const result = await rotateTenantTokenKeys(this.db, origin, this.config.keyEncryptionSecret, {
       publishDelaySeconds: this.publishDelaySeconds,
       keepPublishedSeconds: this.config.tenantTokenTtlSeconds + RETIRED_KEY_MARGIN_SECONDS,
     });
+    // After the tenant-token keys: a refusal (no secret beside encrypted keys) is theirs first, and refuses both alike.
+    await rotateOidcKeys(this.db, this.config.keyEncryptionSecret, { publishDelaySeconds: this.publishDelaySeconds, keepPublishedSeconds: OIDC_KEEP_PUBLISHED_SECONDS });
     await this.reload();
     return result;
   }
