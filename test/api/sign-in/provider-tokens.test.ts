@@ -3,7 +3,7 @@
  * answer the membership of the moment; the service accepts the access tokens as bearer tokens on
  * its operations and in the gateway decision, resolving the tenant by `tenant_id`.
  */
-import { adminToken, closeOwnerConnection, createTenant, createUser } from '../../helpers/factories';
+import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection } from '../../helpers/factories';
 import { createAccount, discover, openidClient, payloadOf, registerClient, signIn, startProviderApp, type ProviderApp } from './provider-harness';
 
 let p: ProviderApp;
@@ -73,6 +73,14 @@ describe('refresh tokens', () => {
     const { tenant, member, config, tokens } = await signedInMember();
     await removeMember(tenant.slug, member.id);
     await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('of a member the directory deactivated are invalid_grant, and their access token is refused', async () => {
+    const oidc = await openidClient();
+    const { tenant, member, config, tokens } = await signedInMember();
+    await ownerConnection()('directory_users').insert({ tenant_id: tenant.id, user_name: member.email, user_name_key: member.email, active: false, user_id: member.id });
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    expect((await api('/api/tenant', tokens.access_token)).status).toBe(403);
   });
 
   it('of a member of a suspended tenant are invalid_grant', async () => {
