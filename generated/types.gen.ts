@@ -1225,7 +1225,7 @@ export type CurrentTenant = {
     /**
      * Where the tenant came from.
      */
-    source: 'organization_id_claim' | 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant';
+    source: 'organization_id_claim' | 'custom_claim' | 'tenant_claim' | 'organization_claim' | 'namespace_claim' | 'header' | 'email_domain' | 'single_tenant' | 'tenant_id_claim';
 };
 
 export type Board = {

@@ -68,7 +68,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
 
   // The service's own OpenID provider: built on its first request (src/oidc/index.ts).
   const oidc = createOidc(config, services);
-  const authenticator = createAuthenticator(config, services.localKeys, services.authOptions);
+  const authenticator = createAuthenticator(config, services.localKeys, services.authOptions, oidc);
   const sso = createSso(config, services);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(

@@ -8,6 +8,7 @@
 import crypto from 'node:crypto';
 import type { Request, Response } from 'express';
 import { expressjwt, type GetVerificationKey } from 'express-jwt';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK } from 'jose';
 import type jwt from 'jsonwebtoken';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -57,8 +58,21 @@ interface KeySet {
 }
 const FIXED_KEYS: KeySet = { generation: () => 0, maintain: () => undefined };
 
-/** Builds the token verifier of the configured provider. */
-export function createAuthenticator(config: Config, localKeys: LocalKeys | null, opts: AuthenticatorOptions = {}): Authenticator {
+/** The service's own OpenID provider, as the verifier needs it (src/oidc's `Oidc`). */
+export interface OwnProvider {
+  readonly issuer: string;
+  /** The audience of its access tokens. */
+  readonly audience: string;
+  /** The public keys it publishes now. */
+  publicKeys(): Promise<Array<Record<string, unknown>>>;
+}
+
+/**
+ * Builds the token verifier of the configured provider; with `ownProvider`, the access tokens of
+ * the service's own OpenID provider are accepted too (docs/sign-in.md#tokens-it-issues).
+ */
+export function createAuthenticator(config: Config, localKeys: LocalKeys | null, opts: AuthenticatorOptions = {}, ownProvider?: OwnProvider): Authenticator {
+  const own = ownProvider ? ownVerifier(ownProvider) : null;
   let secret: GetVerificationKey | jwt.Secret;
   let algorithms: string[];
   // The keys tokens are checked with: fixed for `local` and `jwt`, fetched for `jwks` and `oidc`.
@@ -121,9 +135,8 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
     // reject the token. This verifier understands none, so any `crit` is refused (before any key
     // is looked up).
     if (hasCritHeader(req)) return next(invalid('The token has a critical header parameter (crit) this service does not understand.'));
-    verify(req, res, (err?: unknown) => {
-      if (err) return next(toUnauthorized(err));
-      const claims = ((req as Request & { auth?: Record<string, unknown> }).auth ?? {}) as Record<string, unknown>;
+    // Checks every verified token's claims alike, whoever signed it, and answers `next`.
+    const accept = (claims: Record<string, unknown>, callerIssuer: string) => {
       if (typeof claims.exp !== 'number') return next(new ApiError('unauthorized', 'The token has no expiry (exp).', {}, wwwAuth('invalid_token', 'missing exp')));
       if (typeof claims.sub !== 'string' || claims.sub === '') {
         return next(new ApiError('unauthorized', 'The token has no subject (sub).', {}, wwwAuth('invalid_token', 'missing sub')));
@@ -147,9 +160,22 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
       // Whatever key set this provider trusts (it may be this service's own JWKS), a tenant token
       // is for the product, never a bearer token here.
       if (isTenantTokenClaims(claims, config)) return next(invalid('The token is a tenant token, meant for your product: call this service with the token of your identity provider.'));
-      const caller = toCaller(claims, config, defaultIssuer);
+      const caller = toCaller(claims, config, callerIssuer);
       if (token !== null) tokens.set(token, caller, claims.exp, generation);
       next(null, caller);
+    };
+    // The service's own OpenID provider's access tokens, whatever SERVICE_AUTH_PROVIDER is: its
+    // keys, read in-process (src/oidc), its issuer and its API audience.
+    if (own && ownProvider && token !== null && unverifiedIssuer(token) === ownProvider.issuer) {
+      own.verify(token).then(
+        (claims) => accept(claims, ownProvider.issuer),
+        (err: unknown) => next(ownFailure(err)),
+      );
+      return;
+    }
+    verify(req, res, (err?: unknown) => {
+      if (err) return next(toUnauthorized(err));
+      accept(((req as Request & { auth?: Record<string, unknown> }).auth ?? {}) as Record<string, unknown>, defaultIssuer);
     });
   };
   const knownCaller: Authenticator['knownCaller'] = (req) => {
@@ -157,6 +183,58 @@ export function createAuthenticator(config: Config, localKeys: LocalKeys | null,
     return token === null ? null : tokens.get(token, keys.generation());
   };
   return { authenticate, knownCaller };
+}
+
+/** The `iss` of a JWT's payload, unverified: only to choose which keys verify it. */
+function unverifiedIssuer(token: string): string | null {
+  const dot = token.indexOf('.');
+  const end = token.indexOf('.', dot + 1);
+  if (dot < 0 || end < 0 || end - dot > 16_384) return null;
+  try {
+    const payload = JSON.parse(Buffer.from(token.slice(dot + 1, end), 'base64url').toString('utf8')) as unknown;
+    return payload !== null && typeof payload === 'object' && typeof (payload as { iss?: unknown }).iss === 'string' ? (payload as { iss: string }).iss : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Verifies an access token of the service's own provider: RS256, `typ: at+jwt`, its issuer and audience, `exp` and `sub`. */
+function ownVerifier(p: OwnProvider): { verify(token: string): Promise<Record<string, unknown>> } {
+  let held: { kids: string; set: ReturnType<typeof createLocalJWKSet> } | null = null;
+  return {
+    async verify(token) {
+      const keys = await p.publicKeys();
+      const kids = keys.map((k) => String(k.kid)).join(',');
+      if (held?.kids !== kids) held = { kids, set: createLocalJWKSet({ keys: keys as unknown as JWK[] }) };
+      const { payload } = await jwtVerify(token, held.set, {
+        issuer: p.issuer,
+        audience: p.audience,
+        algorithms: ['RS256'],
+        typ: 'at+jwt',
+        clockTolerance: CLOCK_TOLERANCE_S,
+        requiredClaims: ['exp', 'sub'],
+      });
+      return payload as Record<string, unknown>;
+    },
+  };
+}
+
+/** A failure of the own provider's verification: 401 saying why, or 503 when its keys cannot be read. */
+function ownFailure(err: unknown): ApiError {
+  if (!(err instanceof joseErrors.JOSEError)) {
+    return new ApiError('unavailable', 'The signing keys of this service\u2019s OpenID provider could not be read; retry later.', {}, { 'Retry-After': '5' });
+  }
+  const reason =
+    err instanceof joseErrors.JWTExpired
+      ? 'The token has expired.'
+      : err instanceof joseErrors.JWKSNoMatchingKey
+        ? 'The token was signed by an unknown key.'
+        : err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'aud'
+          ? 'The token is for another audience.'
+          : err instanceof joseErrors.JWTClaimValidationFailed && err.claim === 'nbf'
+            ? 'The token is not valid yet.'
+            : 'The token is invalid.';
+  return invalid(reason);
 }
 
 function toCaller(claims: Record<string, unknown>, config: Config, defaultIssuer: string): Caller {

@@ -28,7 +28,9 @@ export type TenantSource =
   | 'namespace_claim'
   | 'header'
   | 'email_domain'
-  | 'single_tenant';
+  | 'single_tenant'
+  /** A token of the service's own OpenID provider: its `tenant_id` claim (docs/sign-in.md#tokens-it-issues). */
+  | 'tenant_id_claim';
 
 /** The longest slug (tenants.slug, the X-Tenant header). */
 const SLUG_MAX_LENGTH = 255;

@@ -8,6 +8,7 @@
  */
 import { hasSealedClientSecrets, selectPlainClientSecrets, updateClientStoredSecret } from '../db/queries/oidc-clients';
 import { hasEncryptedTenantTokenKeys } from '../db/queries/tenant-tokens';
+import { hasEncryptedOidcKeys } from '../db/queries/oidc-keys';
 import { hasSealedWebhookSecrets, selectPlainWebhookSecrets, updateWebhookSecret } from '../db/queries/webhooks';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -15,7 +16,9 @@ import { sealClientSecret, sealWebhookSecret } from './key-encryption';
 
 /** True when the database holds a value encrypted under SERVICE_KEY_ENCRYPTION_SECRET. */
 export async function holdsEncryptedSecrets(trx: Transaction): Promise<boolean> {
-  return (await hasEncryptedTenantTokenKeys(trx)) || (await hasSealedWebhookSecrets(trx)) || (await hasSealedClientSecrets(trx));
+  return (
+    (await hasEncryptedTenantTokenKeys(trx)) || (await hasSealedWebhookSecrets(trx)) || (await hasSealedClientSecrets(trx)) || (await hasEncryptedOidcKeys(trx))
+  );
 }
 
 /** The sentence of every refusal, `act` saying what was refused ("rotate the tenant-token keys"). */

@@ -36,6 +36,7 @@ import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
 import { decryptPrivateKey, encryptPrivateKey, SecretDecryptionError, type EncryptedEnvelope } from './key-encryption';
 import { downgradeRefusal, holdsEncryptedSecrets, refusePlainSecretDowngrade } from './secrets-at-rest';
+import { OIDC_KEEP_PUBLISHED_SECONDS, rotateOidcKeys } from '../oidc/keys';
 
 export type { TenantTokenKeyRow } from '../db/queries/tenant-tokens';
 
@@ -126,12 +127,18 @@ export class TenantTokenKeys {
     throw new ApiError('unavailable', detail, {}, { 'Retry-After': '60' });
   }
 
-  /** Rotates the shared key set (see the module comment for the timing) and reloads it here. */
+  /**
+   * Rotates the shared key set (see the module comment for the timing) and reloads it here. The
+   * OpenID provider's signing keys rotate with it, with the same publication delay
+   * (docs/sign-in.md#signing-keys).
+   */
   async rotate(origin: EventOrigin): Promise<RotationResult> {
     const result = await rotateTenantTokenKeys(this.db, origin, this.config.keyEncryptionSecret, {
       publishDelaySeconds: this.publishDelaySeconds,
       keepPublishedSeconds: this.config.tenantTokenTtlSeconds + RETIRED_KEY_MARGIN_SECONDS,
     });
+    // After the tenant-token keys: a refusal (no secret beside encrypted keys) is theirs first, and refuses both alike.
+    await rotateOidcKeys(this.db, this.config.keyEncryptionSecret, { publishDelaySeconds: this.publishDelaySeconds, keepPublishedSeconds: OIDC_KEEP_PUBLISHED_SECONDS });
     await this.reload();
     return result;
   }

@@ -32,8 +32,6 @@ export const OIDC_TTL = {
   RefreshToken: 14 * 24 * 3600,
 } as const;
 
-/** The longest lifetime of anything a signing key signs: a retired key stays published this long (plus a margin). */
-export const LONGEST_SIGNED_TTL = Math.max(OIDC_TTL.AccessToken, OIDC_TTL.IdToken);
 
 /** An account the way findAccount answers it, with the claims it read (reused for the access token of the same request). */
 interface LoadedAccount extends Account {

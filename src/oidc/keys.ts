@@ -29,6 +29,12 @@ import { downgradeRefusal, holdsEncryptedSecrets, refusePlainSecretDowngrade } f
 /** Default delay between publishing a key and signing with it (as for tenant-token keys). */
 export const OIDC_PUBLISH_DELAY_SECONDS = 900;
 
+/**
+ * How long a retired key stays published after it stops signing: the longest lifetime of what it
+ * signs (ID and access tokens, 15 minutes, ./configuration.ts) and a minute of margin.
+ */
+export const OIDC_KEEP_PUBLISHED_SECONDS = 15 * 60 + 60;
+
 /** A private JWK as the protocol library takes it. */
 export type PrivateJwk = Record<string, unknown> & { kid: string };
 

@@ -31,6 +31,7 @@ import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryReques
 import { readClaim, requestedTenant, type TenantSource } from './resolve';
 import { emailDomains } from '../domain/domains/names';
 import { defaultAdminIssuers } from '../admin-issuers';
+import { oidcIssuer } from '../oidc/issuer';
 
 /** The deployment's own provider's issuers (none when no issuer is pinned): see `EntryCaller.providerIssuers`. */
 function providerIssuers(config: AuthenticatedContext['config']): readonly string[] {
@@ -52,6 +53,8 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
     emailDomains: caller.emailVerified === true && caller.email ? emailDomains(caller.email) : null,
   };
   if (!config.multiTenantMode) return { request: { kind: 'default' }, query: { slug: null, ...who } };
+  const own = ownProviderTenant(ctx, header);
+  if (own) return { request: own.request, query: { slug: null, tenantId: own.tenantId, ...who } };
   const request = requestedTenant({ claims: caller.claims, header, customClaim: config.jwtTenantClaim, idClaim: config.jwtTenantIdClaim });
   const refusal = refusalOf(request);
   if (refusal) throw refusal;
@@ -67,6 +70,27 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
   // One id: the tenant linked to it. Several: the header chose (the decision checks its links).
   if (request.organizationIds.length === 1) return { request, query: { slug: null, link: { issuer: caller.issuer, organizationId: request.organizationIds[0]! }, ...who } };
   return { request, query: { slug: request.header, ...who } };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A token of the service's own OpenID provider names its tenant by id, the `tenant_id` claim
+ * (docs/sign-in.md#tokens-it-issues): that tenant, looked up by id, whatever the other claims
+ * say; an X-Tenant header naming another slug is refused like a claim and a header that
+ * disagree. The source is not a name claim, so such a token never provisions a stranger nor
+ * sets a role: the person was admitted at sign-in, and is refused once no longer a member.
+ * Null for any other token.
+ */
+function ownProviderTenant(ctx: AuthenticatedContext, header: string | null): { request: EntryRequest; tenantId: string } | null {
+  const { caller } = ctx;
+  const tenantId = caller.claims.tenant_id;
+  if (caller.issuer !== oidcIssuer(ctx.config) || typeof tenantId !== 'string' || !UUID.test(tenantId)) return null;
+  const slug = typeof caller.claims.tenant === 'string' ? caller.claims.tenant : tenantId;
+  if (header !== null && header !== slug) {
+    throw new ApiError('accessDenied', `The token's 'tenant_id' claim names tenant '${slug}' but the X-Tenant header names '${header}'.`);
+  }
+  return { request: { kind: 'tenant', slug, source: 'tenant_id_claim', claim: 'tenant_id' }, tenantId };
 }
 
 /** The facts the decision reads, from the statement's row (docs/tenants.md#membership). */

@@ -35,6 +35,8 @@ export interface Harness {
 }
 
 export interface ProviderApp {
+  /** The app's request listener (attached to its own server unless one was given). */
+  app: express.Express;
   base: string;
   issuer: string;
   config: Config;
@@ -67,7 +69,7 @@ export async function startProviderApp(env: Record<string, string | undefined> =
   const server = opts.server ?? http.createServer();
   if (!opts.server) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const config = loadConfig(testEnv({ SERVICE_PUBLIC_URL: base, ...env }));
+  const config = loadConfig(testEnv({ SERVICE_PUBLIC_URL: base, SERVICE_MULTI_TENANT_MODE: 'true', ...env }));
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -82,6 +84,7 @@ export async function startProviderApp(env: Record<string, string | undefined> =
   const app = await createApp(config, services);
   if (!opts.server) server.on('request', app);
   return {
+    app,
     base,
     issuer: `${base}/oidc`,
     config,
@@ -159,4 +162,49 @@ export async function browse(jar: CookieJar, start: string | URL, stopAt: string
     url = new URL(location, url);
   }
   throw new Error(`more than ${max} redirects from ${String(start)}`);
+}
+
+type Discovered = Awaited<ReturnType<OpenIdClient['discovery']>>;
+
+/** The product's client configuration, by discovery (public client unless a secret is given). */
+export async function discover(p: Pick<ProviderApp, 'issuer'>, clientId: string, clientSecret: string | null = null): Promise<Discovered> {
+  const oidc = await openidClient();
+  return oidc.discovery(new URL(p.issuer), clientId, undefined, clientSecret === null ? oidc.None() : oidc.ClientSecretBasic(clientSecret), { execute: [oidc.allowInsecureRequests] });
+}
+
+/** An authorization request's URL and the checks its answer needs. */
+export async function authorizationRequest(config: Discovered, redirectUri: string, extra: Record<string, string> = {}) {
+  const oidc = await openidClient();
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const nonce = oidc.randomNonce();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid email profile offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+    ...extra,
+  });
+  return { url, verifier, state, nonce };
+}
+
+/**
+ * A whole sign-in of `accountId` into `tenantId` through the browser's redirects (the harness's
+ * interaction router answers for the pages), then the code exchanged by the client.
+ */
+export async function signIn(p: ProviderApp, config: Discovered, redirectUri: string, choice: SignInChoice, jar = new CookieJar()) {
+  const oidc = await openidClient();
+  const req = await authorizationRequest(config, redirectUri);
+  p.harness.choose = () => choice;
+  const back = await browse(jar, req.url, redirectUri);
+  if ('res' in back) throw new Error(`the sign-in stopped at ${back.url.href} (${back.res.status}): ${await back.res.text()}`);
+  const tokens = await oidc.authorizationCodeGrant(config, back.url, { pkceCodeVerifier: req.verifier, expectedState: req.state, expectedNonce: req.nonce });
+  return { tokens, jar };
+}
+
+/** The JSON payload of a JWT, unverified. */
+export function payloadOf(jwt: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
