@@ -4,8 +4,9 @@
  * (docs/architecture.md#adding-a-scim-attribute). If a mistake ever compiles, its directive is
  * unused and the typecheck fails.
  */
-import type { DirectoryUserFields } from '../../src/db/queries/directory-users';
+
 import { USER_ATTRIBUTES, type EveryColumnWritten, type UserAttributeTable } from '../../src/domain/scim/attributes';
+import type { DirectoryUserFields } from '../../src/context/records';
 
 // The real table compiles.
 export const ok: UserAttributeTable = USER_ATTRIBUTES;

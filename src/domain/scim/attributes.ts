@@ -11,9 +11,10 @@
  */
 import type { ScimEnterpriseUser, ScimGroup, ScimMemberRef, ScimSchemaAttribute, ScimUser, ScimUserInput } from '../../../generated/types.gen';
 import type { ColumnKind, GroupColumn, UserColumn } from '../../db/queries/directory-filter';
-import type { DirectoryGroupFields, DirectoryGroupRow } from '../../db/queries/directory-groups';
-import type { DirectoryUserFields, DirectoryUserRow } from '../../db/queries/directory-users';
+
+
 import { invalid } from './errors';
+import type { DirectoryGroup, DirectoryGroupFields, DirectoryUser, DirectoryUserFields } from '../../context/records';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -124,13 +125,13 @@ type AnyEntry<View, Fields> =
 
 /** A user as SCIM shows it: its row, the base URL, and its groups when they were read. */
 export interface UserView {
-  readonly row: DirectoryUserRow;
+  readonly row: DirectoryUser;
   readonly base: string;
   readonly groups?: ReadonlyArray<{ id: string; display_name: string }>;
 }
 /** A group as SCIM shows it: its row, the base URL, and its members when they were read. */
 export interface GroupView {
-  readonly row: DirectoryGroupRow;
+  readonly row: DirectoryGroup;
   readonly base: string;
   readonly members?: ReadonlyArray<{ id: string; user_name: string }>;
 }

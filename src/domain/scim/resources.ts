@@ -5,10 +5,11 @@
  * kept (lengths, types); other attributes are accepted and not kept.
  */
 import type { ScimGroup, ScimListResponse, ScimUser } from '../../../generated/types.gen';
-import type { DirectoryUserFields, DirectoryUserRow } from '../../db/queries/directory-users';
-import type { DirectoryGroupFields, DirectoryGroupRow } from '../../db/queries/directory-groups';
+
+
 import { field, GROUP_SCHEMA, readGroupFields, readMemberValues, readUserFields, showGroup, showUser, USER_SCHEMA } from './attributes';
 import { invalid } from './errors';
+import type { DirectoryGroup, DirectoryGroupFields, DirectoryUser, DirectoryUserFields } from '../../context/records';
 
 export { emailKey, readMemberValues, GROUP_SCHEMA, USER_SCHEMA } from './attributes';
 export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -32,7 +33,7 @@ export function readGroup(body: unknown): DirectoryGroupFields & { members: stri
 const iso = (d: Date) => d.toISOString();
 
 /** A directory user as a SCIM User (`groups` left out when not given). */
-export function toScimUser(r: DirectoryUserRow, base: string, groups?: ReadonlyArray<{ id: string; display_name: string }>): ScimUser {
+export function toScimUser(r: DirectoryUser, base: string, groups?: ReadonlyArray<{ id: string; display_name: string }>): ScimUser {
   return {
     schemas: [USER_SCHEMA],
     id: r.id,
@@ -42,7 +43,7 @@ export function toScimUser(r: DirectoryUserRow, base: string, groups?: ReadonlyA
 }
 
 /** A directory group as a SCIM Group (`members` left out when not given). */
-export function toScimGroup(r: DirectoryGroupRow, base: string, members?: ReadonlyArray<{ id: string; user_name: string }>): ScimGroup {
+export function toScimGroup(r: DirectoryGroup, base: string, members?: ReadonlyArray<{ id: string; user_name: string }>): ScimGroup {
   return {
     schemas: [GROUP_SCHEMA],
     id: r.id,

@@ -6,7 +6,7 @@
  */
 import {
   countDirectoryUsers,
-  deleteDirectoryUserRow,
+  deleteDirectoryUser,
   groupsOfUsers,
   insertDirectoryUser,
   lockDirectory,
@@ -14,8 +14,6 @@ import {
   selectDirectoryUser,
   updateDirectoryUser,
   userNameTaken,
-  type DirectoryUserFields,
-  type DirectoryUserRow,
 } from '../../db/queries/directory-users';
 import { markRemoved } from '../../db/queries/member-removals';
 import { deleteMember, lockMemberForDelete } from '../../db/queries/members';
@@ -28,6 +26,7 @@ import { ScimError } from './errors';
 import { userFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchSchema } from './patch';
 import { attributeList, listResponse, paging, project, readUser, toScimUser } from './resources';
+import type { DirectoryUser, DirectoryUserFields } from '../../context/records';
 
 /** Directory users per tenant, at most. */
 export const MAX_DIRECTORY_USERS = 100_000;
@@ -60,17 +59,17 @@ function notFound(id: string): ScimError {
   return new ScimError('notFound', `No user '${id.slice(0, 100)}' in this directory.`);
 }
 
-async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryUserRow> {
+async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryUser> {
   const row = UUID.test(id) ? await selectDirectoryUser(s.trx, s.tenantId, id, forUpdate) : null;
   if (!row) throw notFound(id);
   return row;
 }
 
-function eventData(r: DirectoryUserRow): Record<string, unknown> {
+function eventData(r: DirectoryUser): Record<string, unknown> {
   return { member: { directory_user_id: r.id, user_id: r.user_id, user_name: r.user_name, external_id: r.external_id, display_name: r.display_name, active: r.active } };
 }
 
-async function withGroups(s: ScimScope, r: DirectoryUserRow): Promise<ScimUser> {
+async function withGroups(s: ScimScope, r: DirectoryUser): Promise<ScimUser> {
   return toScimUser(r, s.base, (await groupsOfUsers(s.trx, s.tenantId, [r.id])).get(r.id) ?? []);
 }
 
@@ -110,7 +109,7 @@ export async function createUser(s: ScimScope, body: unknown): Promise<ScimUser>
 }
 
 /** Writes the new fields and records what changed: updated, and deactivated or reactivated. */
-async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFields): Promise<DirectoryUserRow> {
+async function write(s: ScimScope, before: DirectoryUser, f: DirectoryUserFields): Promise<DirectoryUser> {
   // A write that changes nothing (a PATCH of attributes accepted and not kept) leaves the row as it is.
   if (changedColumns(before, f).length === 0) return before;
   if (f.user_name_key !== before.user_name_key) await assertUserNameFree(s, f, before.id);
@@ -157,7 +156,7 @@ export async function deleteUser(s: ScimScope, id: string): Promise<void> {
       await markRemoved(s.trx, s.tenantId, member, 'deprovisioned');
     }
   }
-  await deleteDirectoryUserRow(s.trx, s.tenantId, row.id);
+  await deleteDirectoryUser(s.trx, s.tenantId, row.id);
   await recordEvent(s.trx, s.origin, {
     action: 'member.removed',
     tenantId: s.tenantId,
