@@ -2,7 +2,7 @@
  * The SCIM attributes, declared once (docs/architecture.md#adding-a-scim-attribute): per
  * attribute its schema text (type, mutability, returned, uniqueness, sub-attributes), the columns
  * it is kept in, how it is read from a body and shown from a row, and what a filter compares it
- * by. Reading and writing (./resources.ts), PATCH (./patch.ts), filters (./filter.ts),
+ * by. Reading and showing a resource (./users.ts, ./groups.ts), PATCH (./patch.ts), filters (./filter.ts),
  * `/Schemas` (./discovery.ts) and the change diff (./users.ts) are all derived from these tables.
  *
  * The tables are keyed by the generated types of openapi.yaml: an attribute the contract shows

@@ -22,13 +22,29 @@ import { lockDirectory } from '../../db/queries/directory-users';
 import { applyGroupRoles } from '../directory-roles';
 import { recordEvent } from '../events';
 import type { ScimGroup, ScimGroupList } from '../../../generated/types.gen';
-import { GROUP_ATTRIBUTES } from './attributes';
+import { field, GROUP_ATTRIBUTES, GROUP_SCHEMA, readGroupFields, readMemberValues, showGroup } from './attributes';
 import { invalid, ScimError } from './errors';
 import { groupFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchOp, type PatchSchema } from './patch';
-import { attributeList, listResponse, paging, project, readGroup, readMemberValues, toScimGroup } from './resources';
+import { attributeList, listResponse, paging, project } from './resources';
 import { MAX_PAGE, type ListQuery, type ScimScope } from './users';
-import type { DirectoryGroup } from '../../context/records';
+import type { DirectoryGroup, DirectoryGroupFields } from '../../context/records';
+
+/** A SCIM Group body's kept fields and its member ids (null: `members` absent). */
+export function readGroup(body: unknown): DirectoryGroupFields & { members: string[] | null } {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM Group object.');
+  return { ...readGroupFields(body as Record<string, unknown>), members: readMemberValues(field(body as Record<string, unknown>, 'members')) };
+}
+
+/** A directory group as a SCIM Group (`members` left out when not given). */
+export function toScimGroup(r: DirectoryGroup, base: string, members?: ReadonlyArray<{ id: string; user_name: string }>): ScimGroup {
+  return {
+    schemas: [GROUP_SCHEMA],
+    id: r.id,
+    ...showGroup({ row: r, base, ...(members ? { members } : {}) }),
+    meta: { resourceType: 'Group', created: r.created_at.toISOString(), lastModified: r.updated_at.toISOString(), location: `${base}/Groups/${r.id}` },
+  };
+}
 
 /** Directory groups per tenant, at most. */
 export const MAX_DIRECTORY_GROUPS = 1_000;

@@ -21,12 +21,28 @@ import type { Transaction } from '../../db/tenant-scope';
 import { recordEvent, type EventOrigin } from '../events';
 import { revokeInvitationsSentBy } from '../invitations';
 import type { ScimUser, ScimUserList } from '../../../generated/types.gen';
-import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, USER_ACCEPTED, USER_ATTRIBUTES } from './attributes';
-import { ScimError } from './errors';
+import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, readUserFields, showUser, USER_ACCEPTED, USER_ATTRIBUTES, USER_SCHEMA } from './attributes';
+import { invalid, ScimError } from './errors';
 import { userFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchSchema } from './patch';
-import { attributeList, listResponse, paging, project, readUser, toScimUser } from './resources';
+import { attributeList, listResponse, paging, project } from './resources';
 import type { DirectoryUser, DirectoryUserFields } from '../../context/records';
+
+/** A SCIM User body (create, PUT, or the result of a PATCH) as the fields kept (./attributes.ts reads them). */
+export function readUser(body: unknown): DirectoryUserFields {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM User object.');
+  return readUserFields(body as Record<string, unknown>);
+}
+
+/** A directory user as a SCIM User (`groups` left out when not given). */
+export function toScimUser(r: DirectoryUser, base: string, groups?: ReadonlyArray<{ id: string; display_name: string }>): ScimUser {
+  return {
+    schemas: [USER_SCHEMA],
+    id: r.id,
+    ...showUser({ row: r, base, ...(groups ? { groups } : {}) }),
+    meta: { resourceType: 'User', created: r.created_at.toISOString(), lastModified: r.updated_at.toISOString(), location: `${base}/Users/${r.id}` },
+  };
+}
 
 /** Directory users per tenant, at most. */
 export const MAX_DIRECTORY_USERS = 100_000;
