@@ -18,14 +18,6 @@ export function answersGateway(op: ContractOperation | null | undefined): boolea
   return op?.gatewayAuth === true;
 }
 
-/** Printable ASCII other than `%`: sent as is (decodeURIComponent leaves it unchanged). */
-const PLAIN_HEADER_VALUE = /^[\x20-\x24\x26-\x7e]*$/;
-
-/** The subject as a header value: percent-encoded (UTF-8) unless it is plain ASCII. */
-export function subjectHeaderValue(subject: string): string {
-  return PLAIN_HEADER_VALUE.test(subject) ? subject : encodeURIComponent(subject);
-}
-
 /** The status of a refusal of the decision: 401, 429 and 5xx as they are, every other 403. */
 export function decisionStatus(status: number): number {
   return status === 401 || status === 429 || status >= 500 ? status : 403;
