@@ -1,7 +1,7 @@
 /**
  * Type-level fixture, checked by `npm run typecheck` (never run): each `@ts-expect-error` below
  * proves that tsc refuses a SCIM attribute table that forgets a consumer
- * (docs/architecture.md#adding-a-scim-attribute). If a mistake ever compiles, its directive is
+ * (docs/architecture-operations.md#adding-a-scim-attribute). If a mistake ever compiles, its directive is
  * unused and the typecheck fails.
  */
 

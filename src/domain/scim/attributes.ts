@@ -1,5 +1,5 @@
 /**
- * The SCIM attributes, declared once (docs/architecture.md#adding-a-scim-attribute): per
+ * The SCIM attributes, declared once (docs/architecture-operations.md#adding-a-scim-attribute): per
  * attribute its schema text (type, mutability, returned, uniqueness, sub-attributes), the columns
  * it is kept in, how it is read from a body and shown from a row, and what a filter compares it
  * by. Reading and showing a resource (./users.ts, ./groups.ts), PATCH (./patch.ts), filters (./filter.ts),
