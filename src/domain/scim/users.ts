@@ -1,5 +1,5 @@
 /**
- * Directory users through SCIM (docs/directory-sync.md#directory-users-are-members): members of
+ * Directory users through SCIM (docs/directory-sync.md#leavers-leave-at-once). members of
  * the tenant from the directory, bound to a person at their first sign-in. Deactivation and
  * deletion take effect at the member's very next request: they write rows whose triggers notify
  * the decision facts, in the same transaction as their event.
@@ -21,7 +21,7 @@ import type { Transaction } from '../../db/tenant-scope';
 import { recordEvent, type EventOrigin } from '../events';
 import { revokeInvitationsSentBy } from '../invitations';
 import type { ScimUser, ScimUserList } from '../../../generated/types.gen';
-import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, readUserFields, showUser, USER_ACCEPTED, USER_ATTRIBUTES, USER_SCHEMA } from './attributes';
+import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, field, readUserFields, showUser, USER_ACCEPTED, USER_ATTRIBUTES, USER_SCHEMA } from './attributes';
 import { invalid, ScimError } from './errors';
 import { userFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchSchema } from './patch';
@@ -140,11 +140,14 @@ async function write(s: ScimScope, before: DirectoryUser, f: DirectoryUserFields
   return after;
 }
 
-/** PUT: the whole user (attributes not sent are cleared); `active: false` deactivates. */
+/** PUT: the whole user (attributes not sent are cleared, except `active`, kept when not sent); `active: false` deactivates. */
 export async function replaceUser(s: ScimScope, id: string, body: unknown): Promise<ScimUser> {
   const f = readUser(body);
   const before = await found(s, id, true);
-  return withGroups(s, await write(s, before, f));
+  // `active` left out is not asserted (RFC 7644 section 3.5.1) and keeps its value: a replace
+  // never reactivates a user its directory deactivated (docs/directory-sync.md#leavers-leave-at-once).
+  const asserted = field(body as Record<string, unknown>, 'active') !== undefined;
+  return withGroups(s, await write(s, before, asserted ? f : { ...f, active: before.active }));
 }
 
 /** PATCH, through scim-patch on the user as SCIM shows it, then read back like a PUT. */
