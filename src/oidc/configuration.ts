@@ -14,7 +14,7 @@ import type { Configuration, KoaContextWithOIDC, Account } from 'oidc-provider' 
 import type { Database } from '../db/tenant-scope';
 import type { Config } from '../config';
 import { pgAdapter } from './adapter';
-import { flatClaims, personClaims, readAccount, readGrantSignIn, type PersonClaims } from './claims';
+import { admittedMembership, flatClaims, personClaims, readAccount, readGrantSignIn, type PersonClaims } from './claims';
 import { errorPage, logoutPage, signedOutPage } from './pages';
 import type { PrivateJwk } from './keys';
 
@@ -88,6 +88,20 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
     return { accountId: sub, person, claims: async () => flatClaims(person) };
   }
 
+  /**
+   * Whether the session's grant may answer this request without the sign-in pages: the person
+   * is still admitted to the tenant it was made for, and the request names no other tenant
+   * (`organization`). Otherwise the pages decide again (with `prompt=none`: an error).
+   */
+  async function sessionGrantFits(grantId: string, accountId: string, organization: unknown): Promise<boolean> {
+    const signIn = await readGrantSignIn(db, grantId);
+    const asked = typeof organization === 'string' && organization !== '' ? organization : null;
+    if (!signIn?.tenantId) return asked === null;
+    const m = await admittedMembership(db, issuer, accountId, signIn.tenantId);
+    if (!m) return false;
+    return asked === null || asked === m.tenantId || asked === m.slug;
+  }
+
   return {
     adapter: pgAdapter(db, config),
     jwks: { keys: keys.map((k) => ({ ...k })) as never },
@@ -128,6 +142,7 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
       if (!grantId) return undefined;
       const grant = await ctx.oidc.provider.Grant.find(grantId);
       if (!grant) return undefined;
+      if (!chosen && !(await sessionGrantFits(grantId, grant.accountId!, (ctx.oidc.params as Record<string, unknown>).organization))) return undefined;
       if (!chosen) {
         // First-party: the session's grant covers what the client asks for now (no consent page).
         // It keeps the tenant its sign-in chose.

@@ -194,9 +194,9 @@ export async function authorizationRequest(config: Discovered, redirectUri: stri
  * A whole sign-in of `accountId` into `tenantId` through the browser's redirects (the harness's
  * interaction router answers for the pages), then the code exchanged by the client.
  */
-export async function signIn(p: ProviderApp, config: Discovered, redirectUri: string, choice: SignInChoice, jar = new CookieJar()) {
+export async function signIn(p: ProviderApp, config: Discovered, redirectUri: string, choice: SignInChoice, jar = new CookieJar(), extra: Record<string, string> = {}) {
   const oidc = await openidClient();
-  const req = await authorizationRequest(config, redirectUri);
+  const req = await authorizationRequest(config, redirectUri, extra);
   p.harness.choose = () => choice;
   const back = await browse(jar, req.url, redirectUri);
   if ('res' in back) throw new Error(`the sign-in stopped at ${back.url.href} (${back.res.status}): ${await back.res.text()}`);
