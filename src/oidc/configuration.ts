@@ -77,7 +77,9 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
     // Without a token (the session's account at the authorization endpoint): the account alone.
     if (!grantId) {
       const account = await readAccount(db, sub);
-      if (!account) return undefined;
+      // A session whose account is gone: the library needs an account to go on; no code it
+      // issues will be exchanged (below, with the code, the account is not found).
+      if (!account) return { accountId: sub, person: { sub }, claims: async () => ({ sub }) };
       const person: PersonClaims = { sub: account.id, ...(account.email !== null ? { email: account.email, email_verified: account.emailVerified } : {}), ...(account.name ? { name: account.name } : {}) };
       return { accountId: sub, person, claims: async () => flatClaims(person) };
     }

@@ -17,6 +17,7 @@ import {
   openidClient,
   registerClient,
   signIn,
+  serverErrors,
   startProviderApp,
   type ProviderApp,
 } from './provider-harness';
@@ -28,7 +29,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const failures = serverErrors(p);
   await p.close();
+  expect(failures).toEqual([]);
   await closeOwnerConnection();
 });
 

@@ -208,3 +208,8 @@ export async function signIn(p: ProviderApp, config: Discovered, redirectUri: st
 export function payloadOf(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
 }
+
+/** The access lines of answers with a 5xx status and the provider's own error lines (none may come from a client's mistake). */
+export function serverErrors(p: Pick<ProviderApp, 'logs'>): Array<Record<string, unknown>> {
+  return p.logs.filter((l) => (l.msg === 'request completed' && typeof l.status === 'number' && l.status >= 500) || l.msg === 'OpenID provider error' || l.msg === 'Sign-in page failed');
+}
