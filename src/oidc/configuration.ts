@@ -83,7 +83,7 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
       const person: PersonClaims = { sub: account.id, ...(account.email !== null ? { email: account.email, email_verified: account.emailVerified } : {}), ...(account.name ? { name: account.name } : {}) };
       return { accountId: sub, person, claims: async () => flatClaims(person) };
     }
-    const person = await personClaims(db, issuer, sub, await readGrantSignIn(db, grantId));
+    const person = await personClaims(db, issuer, sub, grantId);
     // The account is gone, or no longer admitted to the tenant the sign-in chose: the code or
     // refresh token is refused (invalid_grant).
     if (!person) return undefined;
