@@ -32,6 +32,13 @@ describe('discovery', () => {
     expect(doc.code_challenge_methods_supported).toEqual(['S256']);
     expect(doc.response_types_supported).toEqual(['code']);
     expect(doc.end_session_endpoint).toBe(`${p.issuer}/session/end`);
+    // Outside the API: a malformed X-Tenant or a bad bearer token changes nothing here.
+    const outside = await fetch(`${p.issuer}/.well-known/openid-configuration`, { headers: { 'x-tenant': 'NOT A SLUG!', authorization: 'Bearer nonsense' } });
+    expect(outside.status).toBe(200);
+    expect(outside.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const missing = await fetch(`${p.issuer}/no-such-endpoint`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).not.toContain('application/problem');
     const jwks = (await (await fetch(String(doc.jwks_uri))).json()) as { keys: Array<Record<string, unknown>> };
     expect(jwks.keys.length).toBeGreaterThanOrEqual(1);
     for (const k of jwks.keys) {
