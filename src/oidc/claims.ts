@@ -72,8 +72,13 @@ export async function admittedMembership(
  * The claims of one sign-in: the account, and the tenant its grant chose. Null when the account
  * is gone, or the grant chose a tenant the person may no longer enter.
  */
-export async function personClaims(db: Database, issuer: string, accountId: string, signIn: GrantSignIn | null): Promise<PersonClaims | null> {
-  const account = await readAccount(db, accountId);
+export async function personClaims(db: Database, issuer: string, accountId: string, grantId: string): Promise<PersonClaims | null> {
+  // The account and the grant's sign-in in one read-only transaction.
+  const { account, signIn } = await withService(
+    db,
+    async (trx) => ({ account: await selectSignInAccount(trx, accountId), signIn: await selectGrantSignIn(trx, grantId) }),
+    { readOnly: true },
+  );
   if (!account) return null;
   let tenant: TenantClaims | undefined;
   if (signIn?.tenantId) {
