@@ -26,6 +26,7 @@ import { registerTokenCommand } from './token';
 import { registerConsoleCommand } from './console';
 import { registerScimCommands } from './scim';
 import { registerDomainsCommands } from './domains';
+import { registerSsoCommands } from './sso';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -90,6 +91,7 @@ Examples:
   tenantctl scim settings set --group-role Engineering=admin --group-role Staff=member --tenant acme-corp
   tenantctl domains add acme.com --tenant acme-corp
   tenantctl domains set acme.com --join automatic --role member --tenant acme-corp
+  tenantctl sso connections create-saml --name ADFS --metadata-file FederationMetadata.xml --tenant acme-corp
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   tenantctl migrate status
@@ -124,6 +126,7 @@ Examples:
   registerRolesCommands(program, helpers);
   registerScimCommands(program, helpers);
   registerDomainsCommands(program, helpers);
+  registerSsoCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
   registerDbCommands(program, helpers);
