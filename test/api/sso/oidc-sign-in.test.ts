@@ -126,7 +126,7 @@ describe('ID tokens the service must refuse', () => {
     expect(r.status).toBe(200);
     expect(h.recorded.completed.at(-1)!.identity).toMatchObject({ issuer: crafted.issuer, subject: 'c-1', email: 'bob@acme.test', emailVerified: false, connectionId: craftedConnection });
     const tr = crafted.tokenRequests.at(-1)!;
-    // client_secret_basic: id and secret form-encoded (RFC 6749 §2.3.1), then base64.
+    // client_secret_basic: id and secret form-encoded, then base64 (as OAuth 2.0 defines it).
     const [id, secret] = Buffer.from(tr.authorization!.replace(/^Basic /, ''), 'base64').toString('utf8').split(':').map(decodeURIComponent);
     expect([id, secret]).toEqual(['crafted-client', 'crafted-secret']);
     expect(tr.body.get('code_verifier')).toMatch(/^[\w-]{43,}$/);
