@@ -92,9 +92,12 @@ describe('the round trip through a real identity provider', () => {
 
   it('an inactive connection sends nobody anywhere', async () => {
     await request(h.t.app).patch(`/api/tenant/sso/connections/${realConnection}`).set('Authorization', tenant.auth).send({ status: 'inactive' }).expect(200);
-    const res = await fetch(`${h.base}/test/start?connection=${realConnection}&interaction=${interaction()}`, { redirect: 'manual' });
-    expect(res.status).toBe(418);
-    expect((await res.json()).reason).toBe('connection_inactive');
+    const uid = interaction();
+    const res = await fetch(`${h.base}/test/start?connection=${realConnection}&interaction=${uid}`, { redirect: 'manual' });
+    expect(res.status).toBe(400); // the completer's failure page
+    expect(lastFailure()).toMatchObject({ interactionUid: uid, failure: { reason: 'connection_inactive', connectionId: realConnection, tenantId: tenant.id } });
+    expect((await fetch(`${h.base}/test/start?connection=00000000-0000-4000-8000-000000000000&interaction=x`, { redirect: 'manual' })).status).toBe(400);
+    expect(lastFailure().failure.reason).toBe('connection_unknown');
     await request(h.t.app).patch(`/api/tenant/sso/connections/${realConnection}`).set('Authorization', tenant.auth).send({ status: 'active' }).expect(200);
   });
 });
