@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context/sign-in';
 import type { Database } from '../db/tenant-scope';
-import { publicBase, oidcRedirectUri, type SsoSettings } from '../domain/sso/connections';
+import { publicBase, oidcRedirectUri, ssoSettings, type SsoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
 import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
 
@@ -32,9 +32,6 @@ export interface Sso {
   router(completer: SignInCompleter): Router;
 }
 
-export function ssoSettings(config: Config): SsoSettings {
-  return { keyEncryptionSecret: config.keyEncryptionSecret, publicUrl: config.publicUrl, ssoAllowPrivateNetworks: config.ssoAllowPrivateNetworks };
-}
 
 /** Routes `/sso/…` to the SSO router; everything else goes on. */
 export function ssoStage(router: Router): RequestHandler {
