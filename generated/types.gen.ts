@@ -749,7 +749,8 @@ export type Event = {
      * directory sync (docs/directory-sync.md): member.updated, member.deactivated,
      * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
      * scim_token.revoked; verified domains (docs/domains.md): domain.claimed, domain.verified,
-     * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain.
+     * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain; sign-in
+     * (docs/sign-in.md): user.signed_in, user.sign_in_failed.
      *
      */
     action: string;

@@ -52,5 +52,7 @@ export const EVENT_ACTIONS = [
   'domain.removed',
   'domain.updated',
   'member.joined_by_domain',
+  'user.signed_in',
+  'user.sign_in_failed',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -70,7 +70,7 @@ function askedTenant(ctx: AuthenticatedContext, header: string | null): { reques
 }
 
 /** The facts the decision reads, from the statement's row (docs/tenants.md#membership). */
-export function factsOfRow(ctx: AuthenticatedContext, row: TenantFactsRow): TenantFacts {
+export function factsOfRow(ctx: { readonly caller: Pick<AuthenticatedContext['caller'], 'emailVerified'> }, row: TenantFactsRow): TenantFacts {
   return {
     slug: row.tenant_slug,
     status: row.tenant_status,
