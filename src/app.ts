@@ -2,7 +2,7 @@
  * createApp(config, services): assembles the pipeline from src/http, in the order of
  * docs/architecture.md#how-a-request-is-handled:
  *
- * helmet → request state (id, access line) → the caller's turn of the event loop → X-Tenant format → /docs and /openapi.{json,yaml} → /console
+ * helmet → request state (id, access line) → the caller's turn of the event loop → /oidc (the OpenID provider, outside the API) → X-Tenant format → /docs and /openapi.{json,yaml} → /console
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → SCIM token of a SCIM operation (recorded like the bearer token's) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
@@ -38,6 +38,7 @@ import { scimTokenStage } from './http/scim-token';
 import { createContractApi } from './http/openapi';
 import { validateStage } from './http/validate';
 import { expressTrustProxy } from './trust-proxy';
+import { createOidc, oidcStage } from './oidc';
 
 export { BODY_LIMIT } from './http/body';
 
@@ -64,6 +65,8 @@ export async function createApp(config: Config, services: AppServices): Promise<
   app.set('query parser', 'simple');
   app.set('case sensitive routing', true);
 
+  // The service's own OpenID provider: built on its first request (src/oidc/index.ts).
+  const oidc = createOidc(config, services);
   const authenticator = createAuthenticator(config, services.localKeys, services.authOptions);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(
@@ -72,6 +75,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         helmet(),
         requestStateStage(services),
         callerTurnsStage(new CallerTurns(MAX_WAITING_PER_CALLER), authenticator.knownCaller, neverWaiting(operations)),
+        oidcStage(oidc.handle, services.logger),
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
         consoleStage(createConsoleRouter(config)),

@@ -13,6 +13,7 @@ import type { Mailer } from '../mail/invitation-mail';
 import type { Metrics } from '../http/metrics';
 import type { DecisionMemory } from '../tenancy/decision-memory';
 import type { RefusalDelay } from '../http/refusal-delay';
+import type { InteractionRouterFactory } from './sign-in';
 
 /** The rate limits (docs/operations.md#rate-limits), read from openapi.yaml's x-rate-limit (src/http/rate-limit.ts). */
 export interface RateLimiter {
@@ -60,4 +61,6 @@ export interface AppServices {
   readonly authOptions?: AuthenticatorOptions;
   /** The budgets of refusals of unread bodies (src/http/refusal-delay.ts); a fresh one per app by default (tests pass one with their own clock). */
   readonly refusalDelay?: RefusalDelay;
+  /** The sign-in pages of the service's OpenID provider (src/oidc/index.ts); absent: src/oidc's own. Tests pass a harness. */
+  readonly oidcInteractions?: InteractionRouterFactory;
 }

@@ -5,7 +5,9 @@
  * connection's callback hands what the identity provider vouched for back through
  * `SignInCompleter`. Types only.
  */
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import type Provider from 'oidc-provider' with { 'resolution-mode': 'import' };
+import type { Interaction } from 'oidc-provider' with { 'resolution-mode': 'import' };
 
 /** A product application registered with the provider (oidc_clients). */
 export interface OidcClient {
@@ -90,3 +92,31 @@ export interface SignInCompleter {
   /** Records `user.sign_in_failed` and answers `res` with the error page carrying a reference. */
   failFederated(req: Request, res: Response, interactionUid: string | null, failure: FederatedFailure): Promise<void>;
 }
+
+/** What the provider's sign-in pages settled, handed to `Oidc.finishSignIn` (src/oidc/index.ts). */
+export interface SignInChoice {
+  /** The account (sign_in_accounts.id): the tokens' `sub`. */
+  readonly accountId: string;
+  /** The tenant the person signed into; null: none (the tokens carry no tenant claims). */
+  readonly tenantId: string | null;
+  readonly method: 'email' | 'sso';
+  /** The tenant's SSO connection the person came through; null for a code by mail. */
+  readonly connectionId: string | null;
+}
+
+/** The provider of one instance, as its sign-in pages use it (src/oidc/index.ts describes each member). */
+export interface Oidc {
+  readonly issuer: string;
+  /** The audience of the provider's access tokens (the service's API). */
+  readonly audience: string;
+  /** The handler of `/oidc` and `/oidc/*` (req.url as received). */
+  readonly handle: RequestHandler;
+  provider(): Promise<Provider>;
+  /** The public JWKs the provider publishes now (for the service's own token verifier). */
+  publicKeys(): Promise<Array<Record<string, unknown>>>;
+  interactionDetails(req: Request, res: Response): Promise<Interaction>;
+  finishSignIn(req: Request, res: Response, choice: SignInChoice): Promise<void>;
+}
+
+/** Builds the handler mounted at `/oidc/interaction` (req.url is `/<uid>…` there). */
+export type InteractionRouterFactory = (oidc: Oidc) => RequestHandler;

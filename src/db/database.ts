@@ -25,6 +25,7 @@ import * as directoryExistingMembers from './migrations/019-directory-existing-m
 import * as verifiedDomains from './migrations/024-verified-domains';
 import * as systemPermissions from './migrations/025-system-permissions';
 import * as oidcClients from './migrations/026-oidc-clients';
+import * as oidcProvider from './migrations/027-oidc-provider';
 import * as signInEmailCodes from './migrations/031-sign-in-email-codes';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
@@ -93,6 +94,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '024-verified-domains': verifiedDomains,
   '025-system-permissions': systemPermissions,
   '026-oidc-clients': oidcClients,
+  '027-oidc-provider': oidcProvider,
   '031-sign-in-email-codes': signInEmailCodes,
 };
 
