@@ -161,11 +161,12 @@ function admitted(row: TenantFactsRow, d: Extract<EntryDecision, { kind: 'enter'
 }
 
 /** `user.sign_in_failed` in the tenant: the reason code only (no email, no code, no secret). */
-export async function recordFailure(trx: Transaction, origin: EventOrigin, tenantId: string, accountId: string | null, way: SignInWay | null, reason: string, detail?: string): Promise<void> {
-  await recordEvent(trx, origin, {
+export async function recordFailure(trx: Transaction, origin: EventOrigin, tenantId: string, accountId: string | null, way: SignInWay | null, reason: string, detail?: string): Promise<string> {
+  const event = await recordEvent(trx, origin, {
     action: 'user.sign_in_failed',
     tenantId,
     target: { type: 'sign_in', id: accountId },
     data: { reason, method: way?.method ?? null, connection_id: way?.method === 'sso' ? way.connectionId : null, ...(detail ? { detail } : {}) },
   });
+  return event.event_id;
 }

@@ -9,6 +9,13 @@
  * - `ip` and `created_at` are what the rate limits count (codes per email, codes per address in
  *   the last 15 minutes): rows stay until an hour after they were made, used or not, so the
  *   limits cannot be reset by using a code.
+ * `sign_in_handbacks`: who a sign-in in progress identified, until its interaction ends: after an
+ * email code (`method` email, no tenant yet: the person chooses an organization next), or after a
+ * tenant's connection (`method` sso, its tenant and connection). A connection's callback path does
+ * not carry the interaction's cookie, so it redirects to the interaction's own page with the
+ * handback's id; that page (with the cookie, so in the same browser) takes the row once and ends
+ * the interaction. Rows live 10 minutes.
+ *
  * - Platform rows: row-level security lets the runtime role see them only outside a tenant
  *   transaction; the reader role gets no grant.
  */
@@ -38,9 +45,28 @@ CREATE POLICY outside_tenants ON sign_in_email_codes FOR ALL TO tenant_service_a
   USING (nullif(current_setting('app.tenant_id', true), '') IS NULL)
   WITH CHECK (nullif(current_setting('app.tenant_id', true), '') IS NULL);
 GRANT SELECT, INSERT, UPDATE, DELETE ON sign_in_email_codes TO tenant_service_app;
+
+CREATE TABLE sign_in_handbacks (
+  id uuid PRIMARY KEY,
+  interaction_uid text NOT NULL CHECK (char_length(interaction_uid) BETWEEN 1 AND 200),
+  account_id uuid NOT NULL,
+  method text NOT NULL CHECK (method IN ('email', 'sso')),
+  tenant_id uuid,
+  connection_id uuid,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  CONSTRAINT sign_in_handbacks_lifetime CHECK (expires_at > created_at)
+);
+CREATE INDEX sign_in_handbacks_expires_idx ON sign_in_handbacks (expires_at);
+CREATE INDEX sign_in_handbacks_interaction_idx ON sign_in_handbacks (interaction_uid);
+ALTER TABLE sign_in_handbacks ENABLE ROW LEVEL SECURITY;
+CREATE POLICY outside_tenants ON sign_in_handbacks FOR ALL TO tenant_service_app
+  USING (nullif(current_setting('app.tenant_id', true), '') IS NULL)
+  WITH CHECK (nullif(current_setting('app.tenant_id', true), '') IS NULL);
+GRANT SELECT, INSERT, DELETE ON sign_in_handbacks TO tenant_service_app;
 `);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP TABLE IF EXISTS sign_in_email_codes');
+  await knex.raw('DROP TABLE IF EXISTS sign_in_handbacks; DROP TABLE IF EXISTS sign_in_email_codes');
 }

@@ -88,3 +88,42 @@ export async function countWrongAttempt(trx: Knex.Transaction, id: string, maxAt
 export async function killEmailCode(trx: Knex.Transaction, id: string): Promise<void> {
   await trx('sign_in_email_codes').where({ id }).update({ dead_at: trx.raw('now()') });
 }
+
+export interface HandbackRow {
+  id: string;
+  account_id: string;
+  method: 'email' | 'sso';
+  tenant_id: string | null;
+  connection_id: string | null;
+}
+
+/** Keeps who a sign-in in progress identified (10 minutes); expired rows are deleted first. */
+export async function insertHandback(trx: Knex.Transaction, h: { id: string; interactionUid: string; accountId: string; method: 'email' | 'sso'; tenantId: string | null; connectionId: string | null }): Promise<void> {
+  await trx('sign_in_handbacks').where('expires_at', '<=', trx.raw('now()')).delete();
+  await trx('sign_in_handbacks').insert({
+    id: h.id,
+    interaction_uid: h.interactionUid,
+    account_id: h.accountId,
+    method: h.method,
+    tenant_id: h.tenantId,
+    connection_id: h.connectionId,
+    expires_at: trx.raw("now() + interval '10 minutes'"),
+  });
+}
+
+const HANDBACK_COLUMNS = ['id', 'account_id', 'method', 'tenant_id', 'connection_id'];
+
+/** Takes (deletes) the live handback `id` of this interaction; undefined when none. */
+export async function takeHandback(trx: Knex.Transaction, id: string, interactionUid: string): Promise<HandbackRow | undefined> {
+  const [row] = (await trx('sign_in_handbacks').where({ id, interaction_uid: interactionUid }).where('expires_at', '>', trx.raw('now()')).delete().returning(HANDBACK_COLUMNS)) as HandbackRow[];
+  return row;
+}
+
+/** The newest live handback of this interaction by `method` (not taken); undefined when none. */
+export async function latestHandback(trx: Knex.Transaction, interactionUid: string, method: 'email' | 'sso'): Promise<HandbackRow | undefined> {
+  return (await trx('sign_in_handbacks')
+    .where({ interaction_uid: interactionUid, method })
+    .where('expires_at', '>', trx.raw('now()'))
+    .orderBy('created_at', 'desc')
+    .first(HANDBACK_COLUMNS)) as HandbackRow | undefined;
+}

@@ -7,7 +7,7 @@
 export const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const STYLE = `
+export const STYLE = `
 :root{color-scheme:light dark;font-family:system-ui,sans-serif;line-height:1.5}
 body{margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:Canvas;color:CanvasText}
 main{width:min(26rem,92vw);padding:2rem;border:1px solid GrayText;border-radius:.75rem}
