@@ -8,7 +8,7 @@ import express from 'express';
 import type Provider from 'oidc-provider' with { 'resolution-mode': 'import' };
 import type { Config } from '../config';
 import type { AppServices } from '../context/app-services';
-import type { InteractionRouterFactory, Oidc, SignInChoice } from '../context/sign-in';
+import type { InteractionRouterFactory, Oidc, OrganizationSwitch, SignInChoice } from '../context/sign-in';
 import { updateGrantSignIn } from '../db/queries/oidc-payloads';
 import { withService } from '../db/tenant-scope';
 import { providerConfiguration, OIDC_SCOPES } from './configuration';
@@ -50,6 +50,8 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
   let built: Built | null = null;
   let building: Promise<Built> | null = null;
   let cookies: Promise<string[]> | null = null;
+  // The sign-in pages' answer to organization= on a live session (src/oidc/pages/switch.ts); none: they decide in an interaction.
+  let organizationSwitch: OrganizationSwitch | null = null;
 
   async function build(previous: Built | null): Promise<Built> {
     const keys = await loadOidcKeys(db, config.keyEncryptionSecret);
@@ -60,7 +62,7 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       throw err;
     });
     const Provider = await loadProviderClass();
-    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies }));
+    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies, switchOrganization: (r) => (organizationSwitch ? organizationSwitch(r) : Promise.resolve('interaction')) }));
     // The forwarded headers are rewritten by the stage from express's own reading (SERVICE_TRUST_PROXY).
     provider.proxy = true;
     provider.on('server_error', (_ctx, err) => services.logger.error({ err }, 'OpenID provider error'));
@@ -102,6 +104,9 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       );
     },
     provider: async () => (await current()).provider,
+    setOrganizationSwitch: (fn) => {
+      organizationSwitch = fn;
+    },
     publicKeys: async () => (await current()).keys.keys.map(({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use })),
     interactionDetails: async (req, res) => (await current()).provider.interactionDetails(req, res),
     finishSignIn: async (req, res, choice) => {

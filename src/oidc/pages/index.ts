@@ -28,6 +28,7 @@ import { admitToTenant, recordFailure } from '../../tenancy/sign-in-admission';
 import { codePage, emailPage } from './html';
 import { field, formBody, requestReference, sendError, sendPage } from './respond';
 import { abort, chooseOrganization, enter, toConnection, type PagesContext } from './steps';
+import { organizationSwitch } from './switch';
 
 export interface SignInPagesOptions {
   /** The tenants' connections (src/sso); null: no connection applies anywhere. */
@@ -167,6 +168,7 @@ export function createSignInPages(config: Config, services: AppServices, opts: S
 
   const interactions: InteractionRouterFactory = (o) => {
     bound = o;
+    o.setOrganizationSwitch?.(organizationSwitch(services.db, opts.connector, oidc));
     const form = formBody(new URL(o.issuer).origin);
     const router = express.Router({ caseSensitive: true, strict: false });
     router.get('/:uid', start);
