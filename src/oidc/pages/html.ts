@@ -17,7 +17,7 @@ input{box-sizing:border-box;width:100%;font:inherit;padding:.55rem .7rem;border:
 button,.button{display:inline-block;margin-top:1rem;font:inherit;padding:.55rem 1.1rem;border-radius:.4rem;border:1px solid ButtonText;background:ButtonFace;color:ButtonText;cursor:pointer;text-decoration:none}
 button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid Highlight;outline-offset:2px}
 .error{border-left:4px solid #b3261e;padding:.25rem .75rem;margin:.75rem 0}
-.note{color:GrayText;font-size:.9rem}
+.note{font-size:.9rem}
 ul.orgs{list-style:none;padding:0;margin:0}
 ul.orgs li{margin:.5rem 0}
 ul.orgs button{width:100%;text-align:left;margin:0}
@@ -28,7 +28,7 @@ function page(title: string, body: string): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width,initial-scale=1">' +
-    '<meta name="referrer" content="no-referrer">' +
+    '<meta name="referrer" content="same-origin">' +
     `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>` +
     `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`
   );

@@ -13,7 +13,8 @@ export const PAGES_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; 
 
 export function sendPage(res: Response, status: number, html: string): void {
   if (res.headersSent) return;
-  res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGES_CSP }).send(html);
+  // Same-origin referrers: the browser then sends the Origin of the pages' own forms.
+  res.status(status).set({ 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': PAGES_CSP, 'Referrer-Policy': 'same-origin' }).send(html);
 }
 
 /** The request id (set by the request-state stage), shown as a reference on error pages. */
@@ -35,9 +36,11 @@ const parseForm = express.urlencoded({ extended: false, limit: '8kb', parameterL
  */
 export function formBody(origin: string): RequestHandler {
   return (req, res, next) => {
+    // The browser's own word first (pages cannot set Sec-Fetch-Site); Origin when it sends none.
     const site = req.get('sec-fetch-site');
     const from = req.get('origin');
-    if ((site !== undefined && site !== 'same-origin' && site !== 'none') || (from !== undefined && from !== 'null' && from !== origin) || from === 'null') {
+    const foreign = site !== undefined ? site !== 'same-origin' && site !== 'none' : from !== undefined && from !== origin;
+    if (foreign) {
       return sendError(res, 403, 'Sign-in refused', 'This form can only be sent from the sign-in page itself. Go back to the application and start again.');
     }
     parseForm(req, res, (err?: unknown) => {

@@ -199,6 +199,8 @@ describe('refusals', () => {
     expect((await fetch(`${page.url.href}/email`, { method: 'POST', body: 'email=a@b.test', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(400);
     const foreign = await fetch(`${page.url.href}/email`, { method: 'POST', body: 'email=a@b.test', headers: { cookie: jar.header(), origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' } });
     expect(foreign.status).toBe(403);
+    const crossSite = await fetch(`${page.url.href}/email`, { method: 'POST', body: 'email=a@b.test', headers: { cookie: jar.header(), 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(crossSite.status).toBe(403);
     const big = await fetch(`${page.url.href}/email`, { method: 'POST', body: `email=${'a'.repeat(10 * 1024 * 1024)}`, headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' } });
     expect(big.status).toBe(413);
     const html = await big.text();
