@@ -108,7 +108,7 @@ export async function admitToTenant(db: Parameters<typeof withTenantFacts>[0], r
     let facts = factsOfRow(caller, row);
     let d = decideAdmission(facts, req.way, req.providerIssuer, email !== null);
     if (d.kind === 'refuse') return refused(reasonOf(d.error, facts), d.error.message);
-    if (!req.commit) return admitted(row, d, account.id);
+    if (!req.commit) return admitted(row, d);
     const name = { issuer: req.providerIssuer, subject: account.id, name: account.name };
     if (d.bindMember) {
       // A member from before the directory, named by one of its users: the directory's from now on.
@@ -155,8 +155,7 @@ export async function admitToTenant(db: Parameters<typeof withTenantFacts>[0], r
   });
 }
 
-function admitted(row: TenantFactsRow, d: Extract<EntryDecision, { kind: 'enter' }>, accountId: string): Admission {
-  void accountId;
+function admitted(row: TenantFactsRow, d: Extract<EntryDecision, { kind: 'enter' }>): Admission {
   return { kind: 'admitted', tenantId: row.tenant_id, slug: row.tenant_slug, name: row.tenant_name, role: row.user_role ?? d.role ?? MEMBER_ROLE, userId: row.user_id ?? '', provisioned: false };
 }
 
