@@ -63,7 +63,7 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       throw err;
     });
     const Provider = await loadProviderClass();
-    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies, switchOrganization: (r) => (organizationSwitch ? organizationSwitch(r) : Promise.resolve('interaction')) }));
+    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies, switchOrganization: organizationSwitch ?? undefined }));
     // The forwarded headers are rewritten by the stage from express's own reading (SERVICE_TRUST_PROXY).
     provider.proxy = true;
     provider.on('server_error', (_ctx, err) => services.logger.error({ err }, 'OpenID provider error'));
