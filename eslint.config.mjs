@@ -66,6 +66,28 @@ const MODELS_ONLY_IN_DB = {
   regex: importOf('db/models'),
   message: 'Models are rows and stay in src/db: call a function of src/db/queries, which returns the domain types of src/context/entities.ts.',
 };
+// …nor a row type by another route (docs/architecture.md#rows-stay-in-srcdb): a `*Row` type of any
+// module of src/db (a query module's row interface, a model re-exported) is not imported above it,
+// and src/db exports no alias, interface or function signature built on one (`type X =
+// Pick<FooRow, …>`, `Promise<FooRow>`, `export { FooRow as Foo }`): what crosses the boundary is a
+// domain type of src/context. Exported functions of src/db state their return type, so an inferred
+// model type cannot cross it either.
+const ROW_TYPE = '^[A-Z]\\w*Row$';
+const ROW_TYPES_ONLY_IN_DB = {
+  regex: importOf('db'),
+  importNamePattern: ROW_TYPE,
+  message: 'Row types stay in src/db: the query returns a domain type of src/context (records.ts, entities.ts); import that.',
+};
+const ROW_NAME = `/${ROW_TYPE.replace(/\\\\/g, '\\')}/`;
+const ROW_EXPORT_MESSAGE = 'src/db exports no row-derived type: declare the domain type in src/context and map the row to it in the query (docs/architecture.md#rows-stay-in-srcdb).';
+const DB_EXPORT_SYNTAX = [
+  { selector: `ExportNamedDeclaration > TSTypeAliasDeclaration[id.name!=${ROW_NAME}] TSTypeReference > Identifier.typeName[name=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+  { selector: `ExportNamedDeclaration > TSInterfaceDeclaration[id.name!=${ROW_NAME}] :matches(TSTypeReference > Identifier.typeName, TSInterfaceHeritage > Identifier.expression)[name=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+  { selector: `ExportNamedDeclaration > FunctionDeclaration > TSTypeAnnotation.returnType Identifier[name=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+  { selector: `ExportNamedDeclaration > FunctionDeclaration > .params TSFunctionType Identifier[name=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+  { selector: `ExportNamedDeclaration > VariableDeclaration > VariableDeclarator > :function > TSTypeAnnotation.returnType Identifier[name=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+  { selector: `ExportSpecifier[local.name=${ROW_NAME}][exported.name!=${ROW_NAME}]`, message: ROW_EXPORT_MESSAGE },
+];
 const OUTSIDE_DB_SYNTAX = [
   {
     selector: "CallExpression[callee.property.name=/^(raw|whereRaw|orWhereRaw|havingRaw|orderByRaw|joinRaw|fromRaw|selectRaw)$/]",
@@ -96,16 +118,17 @@ const CONSOLE_FORBIDDEN_GLOBALS = [
 /** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
 const layerConfigs = LAYERS.map((layer) => {
   const outsideDb = !layer.sql;
-  const patterns = [LIBRARY_INTERNALS, ...(outsideDb ? [MODELS_ONLY_IN_DB] : []), ...layerPatterns(layer)];
+  const patterns = [LIBRARY_INTERNALS, ...(outsideDb ? [MODELS_ONLY_IN_DB, ROW_TYPES_ONLY_IN_DB] : []), ...layerPatterns(layer)];
   const options = { paths: outsideDb ? DB_ONLY_PATHS : [], patterns };
   return {
     files: layer.files,
     rules: {
       // The neutral module may name a layer's types (erased at run time), never import its code.
       ...(layer.name === 'neutral'
-        ? { 'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB] }], '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerPatterns(layer).map((p) => ({ ...p, allowTypeImports: true })) }] }
+        ? { 'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB, ROW_TYPES_ONLY_IN_DB] }], '@typescript-eslint/no-restricted-imports': ['error', { patterns: layerPatterns(layer).map((p) => ({ ...p, allowTypeImports: true })) }] }
         : { 'no-restricted-imports': ['error', options] }),
-      'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...(outsideDb ? OUTSIDE_DB_SYNTAX : [])],
+      'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...(outsideDb ? OUTSIDE_DB_SYNTAX : layer.name === 'db' ? DB_EXPORT_SYNTAX : [])],
+      ...(layer.name === 'db' ? { '@typescript-eslint/explicit-module-boundary-types': 'error' } : {}),
     },
   };
 });
@@ -131,7 +154,7 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB] }],
+      'no-restricted-imports': ['error', { paths: DB_ONLY_PATHS, patterns: [LIBRARY_INTERNALS, MODELS_ONLY_IN_DB, ROW_TYPES_ONLY_IN_DB] }],
       'no-restricted-syntax': ['error', ...INTERNALS_SYNTAX, ...OUTSIDE_DB_SYNTAX],
     },
   },

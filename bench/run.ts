@@ -10,7 +10,8 @@
  * the flooding neighbour and the body attack; BENCH_ONLY=scim only a directory provisioning one
  * tenant over SCIM while another tenant asks for decisions (bench/scenarios/scim-provisioning.ts);
  * BENCH_ONLY=neighbours only the three neighbour figures, each by two methods
- * (bench/scenarios/neighbour-figures.ts).
+ * (bench/scenarios/neighbour-figures.ts); BENCH_ONLY=sign-in only federated sign-ins and refresh-token
+ * grants through the service's OpenID provider (bench/scenarios/sign-in.ts).
  *
  * Scenarios (32 connections each):
  * - the ceiling: a bare express + helmet endpoint on the same machine;
@@ -61,6 +62,7 @@ import { tenantMoveScenario } from './scenarios/tenant-move';
 import { startServerProcess } from './scenarios/server-process';
 import { revocationLagScenario } from './scenarios/revocation-lag';
 import { scimProvisioningScenario } from './scenarios/scim-provisioning';
+import { signInScenario } from './scenarios/sign-in';
 import { neighbourFigures } from './scenarios/neighbour-figures';
 
 const ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -86,6 +88,8 @@ const ONLY_REVOCATION = process.env.BENCH_ONLY === 'revocation';
 const MOVE_ROWS = Number(process.env.BENCH_MOVE_ROWS ?? 1_000_000);
 /** BENCH_ONLY=scim: only the SCIM provisioning scenario (bench/scenarios/scim-provisioning.ts). */
 const ONLY_SCIM = process.env.BENCH_ONLY === 'scim';
+/** BENCH_ONLY=sign-in: only federated sign-ins and refresh grants through the provider (bench/scenarios/sign-in.ts). */
+const ONLY_SIGN_IN = process.env.BENCH_ONLY === 'sign-in';
 /** BENCH_ONLY=neighbours: only the decision flood, SCIM burst and unknown-token flood figures. */
 const ONLY_NEIGHBOURS = process.env.BENCH_ONLY === 'neighbours';
 
@@ -358,6 +362,12 @@ async function main(): Promise<void> {
     }
     if (ONLY_NEIGHBOURS) {
       const results = { measured_at: new Date().toISOString(), machine: machine(), neighbours: await neighbourFigures(ctx, { admin, neighbour }) };
+      fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+      process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
+      return;
+    }
+    if (ONLY_SIGN_IN) {
+      const results = { measured_at: new Date().toISOString(), machine: machine(), sign_in: await signInScenario(ctx, { admin, neighbour }) };
       fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
       process.stdout.write(`\n${JSON.stringify(results, null, 2)}\n\nwritten to ${RESULTS_FILE}\n`);
       return;

@@ -88,3 +88,32 @@ export interface Role {
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
+
+/** Removed by an admin, left, or deprovisioned by a directory: why a person stopped being a member. */
+export type RemovalReason = 'removed' | 'left' | 'deprovisioned';
+
+/**
+ * What entering a tenant is decided on (docs/tenants.md#membership), read for a caller in one
+ * statement by src/db/queries/enter-tenant.ts and held as it is in memory
+ * (docs/architecture.md#decisions-from-memory).
+ */
+export interface TenantEntryFacts {
+  /** The tenant, with its identity links. */
+  readonly tenant: Tenant;
+  /** The caller's membership (null: not a member); issuer and subject are the caller's. */
+  readonly member: Omit<Member, 'issuer' | 'subject'> | null;
+  /** Sorted permissions of the member's role, `member` and the token's roles, by role key (those that exist). */
+  readonly rolePermissions: Readonly<Record<RoleKey, readonly string[]>>;
+  /** Why the caller stopped being a member here; null when never removed or since brought back. */
+  readonly removal: RemovalReason | null;
+  /** True while the tenant has a SCIM token: its people come from its directory (docs/directory-sync.md). */
+  readonly directoryManaged: boolean;
+  /** The claim bound against a directory user's externalId; null when unset. */
+  readonly externalIdClaim: string | null;
+  /** The caller's directory user's `active`; null when the membership is not the directory's. */
+  readonly directoryActive: boolean | null;
+  /** For a member no directory user is bound to, in a directory-managed tenant: the unbound directory user their verified email names. */
+  readonly directoryMatch: string | null;
+  /** The tenant's longest verified domain covering the caller's email, with its join policy and role (docs/domains.md#joining-by-domain); null: none. */
+  readonly domainAtEmail: { readonly domain: string; readonly join: 'none' | 'suggest' | 'automatic'; readonly joinRole: RoleKey } | null;
+}

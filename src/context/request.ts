@@ -48,6 +48,8 @@ export interface ScimContext extends RequestContext {
   readonly tenantId: string;
   readonly tenantSlug: string;
   readonly tokenId: string;
+  /** The SCIM base URL (`<public URL>/scim/v2`) the resources' locations start with. */
+  readonly base: string;
   /** The request's transaction, with app.tenant_id set: row-level security confines it to the tenant. */
   readonly trx: Transaction;
 }

@@ -1,6 +1,6 @@
 /**
  * A tenant's lifecycle as one table (docs/operations.md#tenant-lifecycle,
- * docs/architecture.md#adding-a-lifecycle-state): for each status of openapi.yaml's
+ * docs/architecture-operations.md#adding-a-lifecycle-state): for each status of openapi.yaml's
  * `TenantStatus`, whether a request may enter the tenant, the refusal it answers otherwise, the
  * transitions allowed out of it (the operation that makes each and the event it records), whether
  * create/update may set it directly, and its label. The entry decision (src/tenancy/decide.ts,

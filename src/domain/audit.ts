@@ -2,7 +2,7 @@
  * The isolation audit (docs/security.md#audit): runs the checks of src/db/queries/audit.ts
  * (set-based SQL, one named function per check) and assembles their findings per tenant.
  */
-import { findTenantIdBySlug, auditedTenants, countRowsPerTenant, findBoardMembershipViolations, findCreditBalanceMismatches, findCrossTenantUserAccess, findOrphanedRecords, findRowSecurityBypassRoles, findRowsWithoutTenant, readRowSecurityState, type AuditCheck, type AuditScope, type FoundRow } from '../db/queries/audit';
+import { findTenantIdBySlug, auditedTenants, countRowsPerTenant, findBoardMembershipViolations, findCreditBalanceMismatches, findCrossTenantUserAccess, findOrphanedRecords, findRowSecurityBypassRoles, findRowsWithoutTenant, readRowSecurityState, type AuditCheck, type AuditScope, type AuditViolation } from '../db/queries/audit';
 import { APP_ROLE, TENANT_TABLES, type TenantTable } from '../db/schema';
 import { withPlatformRead, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -66,7 +66,7 @@ export async function auditTenants(trx: Transaction, opts: AuditOptions = {}): P
     await findCreditBalanceMismatches(trx, scope),
   ];
   const truncated = checks.some((c) => c.truncated);
-  const found: FoundRow[] = checks.flatMap((c) => c.rows);
+  const found: AuditViolation[] = checks.flatMap((c) => c.rows);
 
   const globalViolations: AuditFinding[] = [];
   for (const t of await readRowSecurityState(trx)) {

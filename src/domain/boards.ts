@@ -2,13 +2,14 @@
  * Boards: the tenant's own content. Every function takes the request's tenant-scoped
  * transaction, so row-level security confines it to that tenant whatever the query says.
  */
-import { boardsPage, findBoardWithGenerations, insertBoard, type BoardFields, type GenerationFields } from '../db/queries/boards';
+import { boardsPage, findBoardWithGenerations, insertBoard } from '../db/queries/boards';
 import type { Transaction } from '../db/tenant-scope';
 import { recordEvent, type EventOrigin } from './events';
 import { pageByCreation } from './pagination';
+import type { BoardRecord, GenerationRecord } from '../context/records';
 
 /** One page of the tenant's boards, oldest first. */
-export async function listBoards(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardFields[]; nextCursor: string | null }> {
+export async function listBoards(trx: Transaction, tenantId: string, opts: { limit: number; cursor?: string }): Promise<{ boards: BoardRecord[]; nextCursor: string | null }> {
   const { page, nextCursor } = await pageByCreation((limit, after) => boardsPage(trx, tenantId, limit, after), opts);
   return { boards: page, nextCursor };
 }
@@ -19,7 +20,7 @@ export async function createBoard(
   origin: EventOrigin,
   tenantId: string,
   input: { name: string; description?: string | null; createdBy: string | null },
-): Promise<BoardFields> {
+): Promise<BoardRecord> {
   const board = await insertBoard(trx, tenantId, { name: input.name, description: input.description ?? null, createdBy: input.createdBy });
   await recordEvent(trx, origin, {
     action: 'board.created',
@@ -31,6 +32,6 @@ export async function createBoard(
 }
 
 /** A board with its generations, or null when the tenant has no such board. */
-export async function getBoardWithGenerations(trx: Transaction, tenantId: string, boardId: string): Promise<{ board: BoardFields; generations: GenerationFields[] } | null> {
+export async function getBoardWithGenerations(trx: Transaction, tenantId: string, boardId: string): Promise<{ board: BoardRecord; generations: GenerationRecord[] } | null> {
   return findBoardWithGenerations(trx, tenantId, boardId);
 }

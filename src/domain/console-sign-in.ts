@@ -12,10 +12,11 @@
  * once, the second waits on the first's row lock and then finds nothing.
  */
 import crypto from 'node:crypto';
-import { insertConsoleSignInCode, takeConsoleSignInCode, type ConsoleSignInCodeRow } from '../db/queries/console-sign-in-codes';
+import { insertConsoleSignInCode, takeConsoleSignInCode } from '../db/queries/console-sign-in-codes';
 import { withService, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { recordEvent, type EventOrigin } from './events';
+import type { ConsoleSignInCode } from '../context/records';
 
 /** A code's lifetime unless the request says otherwise, and the most it may ask for. */
 export const SIGN_IN_CODE_DEFAULT_TTL_SECONDS = 300;
@@ -42,7 +43,7 @@ function seal(code: string, id: string, token: string): SealedToken {
 }
 
 /** The token of a row; null when the envelope does not open with this code (never expected). */
-function unseal(code: string, row: ConsoleSignInCodeRow): string | null {
+function unseal(code: string, row: ConsoleSignInCode): string | null {
   const s = row.sealed_token as unknown as SealedToken;
   try {
     const b = (v: string) => Buffer.from(v, 'base64url');
@@ -105,7 +106,7 @@ export async function createSignInCode(
 }
 
 /** Whether a found row may be redeemed now: the one decision of an exchange. */
-export function decideRedemption(row: Pick<ConsoleSignInCodeRow, 'expires_at'> | undefined, now: Date): 'redeem' | 'expired' | 'unknown' {
+export function decideRedemption(row: Pick<ConsoleSignInCode, 'expires_at'> | undefined, now: Date): 'redeem' | 'expired' | 'unknown' {
   if (!row) return 'unknown';
   return row.expires_at.getTime() > now.getTime() ? 'redeem' : 'expired';
 }
@@ -141,7 +142,7 @@ export async function redeemSignInCode(db: Database, origin: EventOrigin, code: 
   return { accessToken: result, expiresIn: secondsLeft(result, Date.now()) };
 }
 
-function eventData(row: ConsoleSignInCodeRow): Record<string, unknown> {
+function eventData(row: ConsoleSignInCode): Record<string, unknown> {
   return { issuer: row.issuer, subject: row.subject, platform_admin: row.platform_admin, expires_at: row.expires_at.toISOString() };
 }
 

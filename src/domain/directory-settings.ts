@@ -6,13 +6,14 @@ import crypto from 'node:crypto';
 import type { Config } from '../config';
 import { selectDirectorySettings, upsertDirectorySettings, type DirectorySettings, type GroupRole } from '../db/queries/directory-settings';
 import { selectRolePermissions } from '../db/queries/roles';
-import { countScimTokens, deleteScimToken, insertScimToken, lockScimTokens, selectScimTokens, type ScimTokenRow } from '../db/queries/scim-tokens';
+import { countScimTokens, deleteScimToken, insertScimToken, lockScimTokens, selectScimTokens } from '../db/queries/scim-tokens';
 import type { Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { applyGroupRoles } from './directory-roles';
 import { changedFields, recordEvent, type EventOrigin } from './events';
+import type { ScimToken } from '../context/records';
 
-export type { ScimTokenRow, GroupRole };
+export type { GroupRole };
 
 /** Tokens per tenant, at most (a rotation needs two at once; more is a leak waiting to happen). */
 export const MAX_SCIM_TOKENS = 20;
@@ -37,7 +38,7 @@ export function scimBaseUrl(config: Pick<Config, 'publicUrl' | 'tenantTokenIssue
 }
 
 /** Mints a token: the secret is in the result only. Event `scim_token.created`. */
-export async function createScimToken(trx: Transaction, origin: EventOrigin, tenantId: string, description: string | null): Promise<ScimTokenRow & { token: string }> {
+export async function createScimToken(trx: Transaction, origin: EventOrigin, tenantId: string, description: string | null): Promise<ScimToken & { token: string }> {
   await lockScimTokens(trx, tenantId);
   if ((await countScimTokens(trx, tenantId)) >= MAX_SCIM_TOKENS) {
     throw new ApiError('conflict', `The tenant already has ${MAX_SCIM_TOKENS} SCIM tokens, the limit; revoke one first.`);
@@ -48,7 +49,7 @@ export async function createScimToken(trx: Transaction, origin: EventOrigin, ten
   return { ...row, token };
 }
 
-export async function listScimTokens(trx: Transaction, tenantId: string): Promise<ScimTokenRow[]> {
+export async function listScimTokens(trx: Transaction, tenantId: string): Promise<ScimToken[]> {
   return selectScimTokens(trx, tenantId);
 }
 

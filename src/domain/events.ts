@@ -4,13 +4,14 @@
  * the webhook outbox rows are written by the same statement as the event.
  */
 import crypto from 'node:crypto';
-import { insertEventWithDeliveries, selectEventChunk, type EventPageRow, type EventRow } from '../db/queries/events';
+import { insertEventWithDeliveries, selectEventChunk } from '../db/queries/events';
 import { withPlatformRead, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
 import { DEFAULT_EVENT_SETTINGS_KEYS, fitJson, freeForm, MAX_EVENT_DATA_BYTES, shapeEventData } from './event-data';
 import { decodeCursor, encodeCursor } from './pagination';
 import type { EventAction } from '../context/event-actions';
 import type { IdentityLink, Member, Tenant } from '../context/entities';
+import type { StoredEvent, StoredEventOfPage } from '../context/records';
 
 export { freeForm } from './event-data';
 
@@ -97,7 +98,7 @@ export function setEventRecordingForBenchmark(on: boolean): void {
  * webhook endpoint subscribed to its action. Returns the event as the API shows it.
  */
 export async function recordEvent(trx: Transaction, origin: EventOrigin, event: NewEvent): Promise<EventBody> {
-  const row: EventRow = {
+  const row: StoredEvent = {
     id: crypto.randomUUID(),
     occurred_at: new Date(),
     action: event.action,
@@ -152,7 +153,7 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
 /** Who reads: platform admins see every actor whole; tenant admins never see a platform admin's identity. */
 export type EventView = 'platform' | 'tenant';
 
-export function toEventBody(r: EventRow, view: EventView = 'platform'): EventBody {
+export function toEventBody(r: StoredEvent, view: EventView = 'platform'): EventBody {
   // The operator's client address identifies them as well as their subject does.
   const hidden = view === 'tenant' && r.actor_platform_admin;
   return {
@@ -238,7 +239,7 @@ async function page(trx: Transaction, q: EventQuery, tenantId: string | undefine
     until: q.until,
     dataCapJsonbText: READ_CAP_JSONB_TEXT,
   };
-  const rows: EventPageRow[] = [];
+  const rows: StoredEventOfPage[] = [];
   let budget = PAGE_EVENTS_BUDGET;
   let position = after;
   let wanted = limit + 1; // one more than shown tells whether another page follows

@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import type { Member, Tenant, TenantStatus } from '../context/entities';
-import type { InvitationRecord } from '../db/queries/invitations';
+
 import { lockInviter, memberWithEmailExists } from '../db/queries/members';
 import {
   countInvitations,
@@ -46,6 +46,7 @@ import { pageByCreation } from './pagination';
 import type { RoleKey } from '../context/roles';
 import type { SystemPermission } from '../context/permissions';
 import { checkGrantable, requireRole, rolePermissionsOf, type Grantor } from './roles';
+import type { InvitationRecord } from '../context/records';
 
 /** What inviting needs (the x-permission of the invitation operations). */
 const INVITATIONS_WRITE: SystemPermission = 'tenant:invitations:write';

@@ -29,7 +29,6 @@ import {
   selectLatestTenantTokenKey,
   selectPublishedTenantTokenKeys,
   type NewTenantTokenKey,
-  type TenantTokenKeyRow,
 } from '../db/queries/tenant-tokens';
 import { withService, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -37,8 +36,8 @@ import { recordEvent, type EventOrigin } from './events';
 import { decryptPrivateKey, encryptPrivateKey, SecretDecryptionError, type EncryptedEnvelope } from './key-encryption';
 import { downgradeRefusal, holdsEncryptedSecrets, refusePlainSecretDowngrade } from './secrets-at-rest';
 import { OIDC_KEEP_PUBLISHED_SECONDS, rotateOidcKeys } from '../oidc/keys';
+import type { TenantTokenKey } from '../context/records';
 
-export type { TenantTokenKeyRow } from '../db/queries/tenant-tokens';
 
 /** Default delay between publishing a key and signing with it. */
 export const PUBLISH_DELAY_SECONDS = 900;
@@ -55,7 +54,7 @@ export interface TenantTokenKeyOptions {
 }
 
 interface KeySetState {
-  readonly rows: readonly TenantTokenKeyRow[];
+  readonly rows: readonly TenantTokenKey[];
   /** Database clock minus this process's clock, in ms, measured at load. */
   readonly clockOffsetMs: number;
   readonly loadedAt: number;
@@ -181,9 +180,9 @@ export class TenantTokenKeys {
 }
 
 /** The key signing at the database's now: the latest `signs_from` not in the future and not retired. */
-function signerAt(state: KeySetState): TenantTokenKeyRow | undefined {
+function signerAt(state: KeySetState): TenantTokenKey | undefined {
   const now = Date.now() + state.clockOffsetMs;
-  let best: TenantTokenKeyRow | undefined;
+  let best: TenantTokenKey | undefined;
   for (const r of state.rows) {
     if (r.signs_from.getTime() > now) continue;
     if (r.signs_until !== null && r.signs_until.getTime() <= now) continue;
@@ -326,7 +325,7 @@ async function ensureTenantTokenKey(db: Database, secret: string | null): Promis
 }
 
 /** The published keys and the database's clock (instances sign by it, whatever their own clock). */
-async function readTenantTokenKeys(db: Database): Promise<{ rows: TenantTokenKeyRow[]; now: Date }> {
+async function readTenantTokenKeys(db: Database): Promise<{ rows: TenantTokenKey[]; now: Date }> {
   return withService(db, (trx) => selectPublishedTenantTokenKeys(trx), { readOnly: true });
 }
 
@@ -368,7 +367,7 @@ export async function rotateTenantTokenKeys(db: Database, origin: EventOrigin, s
 }
 
 /** The private key of a row, decrypted with `secret` when it is stored encrypted. */
-export function privateKeyOf(row: TenantTokenKeyRow, secret: string | null): crypto.KeyObject {
+export function privateKeyOf(row: TenantTokenKey, secret: string | null): crypto.KeyObject {
   let jwk: crypto.JsonWebKey;
   if (row.private_key_encryption === 'none') {
     jwk = row.private_key as crypto.JsonWebKey;

@@ -22,9 +22,6 @@ import {
   selectWebhookEndpoint,
   selectWebhookEndpoints,
   updateWebhookEndpoint,
-  type WebhookAttemptRow,
-  type WebhookDeliveryRow,
-  type WebhookEndpointRow,
 } from '../db/queries/webhooks';
 import { withService, type Database } from '../db/tenant-scope';
 import { ApiError } from '../errors';
@@ -33,6 +30,7 @@ import { sealWebhookSecret } from './key-encryption';
 import { decodeCursor, encodeCursor } from './pagination';
 import { refusePlainSecretDowngrade } from './secrets-at-rest';
 import { forbiddenHostKind } from './webhook-network';
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../context/records';
 
 const notFound = (id: string) => new ApiError('notFound', `No webhook endpoint with id ${id}.`);
 
@@ -102,7 +100,7 @@ export interface WebhookView {
   updated_at: string;
 }
 
-export function toWebhookView(r: WebhookEndpointRow): WebhookView {
+export function toWebhookView(r: WebhookEndpoint): WebhookView {
   return {
     webhook_id: r.id,
     url: r.url,
@@ -115,7 +113,7 @@ export function toWebhookView(r: WebhookEndpointRow): WebhookView {
 }
 
 /** What an event says about an endpoint (no secret, no timestamps). */
-function webhookData(r: WebhookEndpointRow): Record<string, unknown> {
+function webhookData(r: WebhookEndpoint): Record<string, unknown> {
   return { webhook_id: r.id, url: r.url, description: r.description, events: r.event_types, enabled: r.enabled };
 }
 
@@ -165,7 +163,7 @@ export async function getWebhook(db: Database, id: string): Promise<WebhookView>
 
 /** Changes the fields present (`url`, `events`, `description`, `enabled`). */
 export async function updateWebhook(db: Database, origin: EventOrigin, id: string, patch: Partial<WebhookInput>, policy: WebhookNetworkPolicy): Promise<WebhookView> {
-  const changes: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'event_types' | 'enabled'>> = {};
+  const changes: Partial<Pick<WebhookEndpoint, 'url' | 'description' | 'event_types' | 'enabled'>> = {};
   if (patch.url !== undefined) checkWebhookUrl(patch.url);
   if (patch.events !== undefined) changes.event_types = checkEventTypes(patch.events);
   // Resolved before the transaction: a slow DNS answer holds no connection.
@@ -243,7 +241,7 @@ export interface DeliveryView {
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
-function toDeliveryView(d: WebhookDeliveryRow, attempts: WebhookAttemptRow[]): DeliveryView {
+function toDeliveryView(d: WebhookDelivery, attempts: WebhookAttempt[]): DeliveryView {
   return {
     delivery_id: d.id,
     event_id: d.event_id,
@@ -277,7 +275,7 @@ export async function listWebhookDeliveries(db: Database, id: string, opts: { li
       const more = rows.length > limit;
       const shown = more ? rows.slice(0, limit) : rows;
       const attempts = await selectAttempts(trx, shown.map((r) => r.id));
-      const byDelivery = new Map<string, WebhookAttemptRow[]>();
+      const byDelivery = new Map<string, WebhookAttempt[]>();
       for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
       const last = shown[shown.length - 1];
       return {

@@ -6,9 +6,16 @@
  */
 import type { DecideTenantAccessData, DecideTenantAccessResponses } from '../../generated/types.gen';
 import { decideProductAccess } from '../tenancy/decide';
-import { subjectHeaderValue } from '../http/decision';
 import { issueMemberToken } from '../domain/tenant-tokens';
 import { tenantRead, type HandlerInput, type Reply } from './types';
+
+/** Printable ASCII other than `%`: sent as is (decodeURIComponent leaves it unchanged). */
+const PLAIN_HEADER_VALUE = /^[\x20-\x24\x26-\x7e]*$/;
+
+/** The subject as a header value: percent-encoded (UTF-8) unless it is plain ASCII (docs/gateways.md#what-it-answers). */
+function subjectHeaderValue(subject: string): string {
+  return PLAIN_HEADER_VALUE.test(subject) ? subject : encodeURIComponent(subject);
+}
 
 export const decideTenantAccess = tenantRead(async (ctx, input: HandlerInput<DecideTenantAccessData>): Promise<Reply<DecideTenantAccessResponses>> => {
   const m = ctx.membership;

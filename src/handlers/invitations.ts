@@ -16,7 +16,7 @@ import type {
   RevokeInvitationData,
   RevokeInvitationResponses,
 } from '../../generated/types.gen';
-import type { InvitationRecord } from '../db/queries/invitations';
+
 import { grantorOf } from '../domain/roles';
 import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
@@ -25,6 +25,7 @@ import type { EnteredTenant } from '../context/request';
 import { toMember, toTenant } from './mappers';
 import { MEMBER_ROLE } from '../context/roles';
 import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
+import type { InvitationRecord } from '../context/records';
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 const isoOrNull = (d: Date | string | null): string | null => (d === null ? null : iso(d));

@@ -4,7 +4,8 @@
  */
 import type { Board, BoardDetail, Generation, Member, Permission, Role, Tenant } from '../../generated/types.gen';
 import type { Member as MemberEntry, Permission as PermissionEntry, Role as RoleEntry, Tenant as TenantEntry } from '../context/entities';
-import type { BoardFields, GenerationFields } from '../db/queries/boards';
+import type { BoardRecord, GenerationRecord } from '../context/records';
+
 
 const iso = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString();
 
@@ -57,14 +58,14 @@ export function toRole(r: RoleEntry): Role {
   };
 }
 
-export function toBoard(b: BoardFields): Board {
+export function toBoard(b: BoardRecord): Board {
   return { board_id: b.id, name: b.name, description: b.description, created_by: b.created_by, created_at: iso(b.created_at) };
 }
 
-export function toGeneration(g: GenerationFields): Generation {
+export function toGeneration(g: GenerationRecord): Generation {
   return { generation_id: g.id, prompt: g.prompt, status: g.status, media_url: g.media_url, media_type: g.media_type, created_at: iso(g.created_at) };
 }
 
-export function toBoardDetail(b: BoardFields, generations: readonly GenerationFields[]): BoardDetail {
+export function toBoardDetail(b: BoardRecord, generations: readonly GenerationRecord[]): BoardDetail {
   return { ...toBoard(b), generations: generations.map(toGeneration) };
 }

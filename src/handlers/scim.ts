@@ -41,7 +41,6 @@ import type {
   UpdateScimUserResponses,
 } from '../../generated/types.gen';
 import type { ScimContext } from '../context/request';
-import { scimBaseUrl } from '../domain/directory-settings';
 import { directoryOrigin } from '../domain/events';
 import * as discovery from '../domain/scim/discovery';
 import * as groups from '../domain/scim/groups';
@@ -51,28 +50,28 @@ import { scimOperation, type HandlerInput, type Reply } from './types';
 const SCIM_JSON = { 'Content-Type': 'application/scim+json; charset=utf-8' } as const;
 
 function scope(ctx: ScimContext): users.ScimScope {
-  return { trx: ctx.trx, origin: directoryOrigin(ctx.tokenId, ctx.requestId, ctx.ip), tenantId: ctx.tenantId, base: scimBaseUrl(ctx.config) };
+  return { trx: ctx.trx, origin: directoryOrigin(ctx.tokenId, ctx.requestId, ctx.ip), tenantId: ctx.tenantId, base: ctx.base };
 }
 
 export const getScimServiceProviderConfig = scimOperation(async (ctx): Promise<Reply<GetScimServiceProviderConfigResponses>> => ({
   status: 200,
-  body: discovery.serviceProviderConfig(scimBaseUrl(ctx.config)),
+  body: discovery.serviceProviderConfig(ctx.base),
   headers: SCIM_JSON,
 }));
 
-export const listScimResourceTypes = scimOperation(async (ctx): Promise<Reply<ListScimResourceTypesResponses>> => ({ status: 200, body: discovery.resourceTypes(scimBaseUrl(ctx.config)), headers: SCIM_JSON }));
+export const listScimResourceTypes = scimOperation(async (ctx): Promise<Reply<ListScimResourceTypesResponses>> => ({ status: 200, body: discovery.resourceTypes(ctx.base), headers: SCIM_JSON }));
 
 export const getScimResourceType = scimOperation(async (ctx, input: HandlerInput<GetScimResourceTypeData>): Promise<Reply<GetScimResourceTypeResponses>> => ({
   status: 200,
-  body: discovery.getResourceType(scimBaseUrl(ctx.config), input.path.name),
+  body: discovery.getResourceType(ctx.base, input.path.name),
   headers: SCIM_JSON,
 }));
 
-export const listScimSchemas = scimOperation(async (ctx): Promise<Reply<ListScimSchemasResponses>> => ({ status: 200, body: discovery.schemas(scimBaseUrl(ctx.config)), headers: SCIM_JSON }));
+export const listScimSchemas = scimOperation(async (ctx): Promise<Reply<ListScimSchemasResponses>> => ({ status: 200, body: discovery.schemas(ctx.base), headers: SCIM_JSON }));
 
 export const getScimSchema = scimOperation(async (ctx, input: HandlerInput<GetScimSchemaData>): Promise<Reply<GetScimSchemaResponses>> => ({
   status: 200,
-  body: discovery.getSchema(scimBaseUrl(ctx.config), input.path.urn),
+  body: discovery.getSchema(ctx.base, input.path.urn),
   headers: SCIM_JSON,
 }));
 

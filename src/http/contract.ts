@@ -55,6 +55,12 @@ export interface ContractOperation {
    * (src/http/scim-error.ts); `service` (default) as the service's Error body.
    */
   readonly errorFormat: 'service' | 'scim';
+  /**
+   * `x-gateway-auth: true`: the operation answers gateways' auth requests (docs/gateways.md): its
+   * refusals keep to the statuses gateways pass on, its query is read up to `path=`, and its
+   * answers are counted by outcome (src/http/decision.ts). A GET without requestBody.
+   */
+  readonly gatewayAuth: boolean;
   /** The JSON media types the requestBody declares (`application/json`, `application/scim+json`). */
   readonly bodyTypes: readonly string[];
   /**
@@ -159,6 +165,9 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
       const streamedBody = readStreamedBody(where, op.requestBody);
       const errorFormat = op['x-error-format'] ?? 'service';
       if (errorFormat !== 'service' && errorFormat !== 'scim') throw new Error(`openapi.yaml: ${where} x-error-format must be service or scim`);
+      const gatewayAuth = op['x-gateway-auth'] ?? false;
+      if (gatewayAuth !== true && gatewayAuth !== false) throw new Error(`openapi.yaml: ${where} x-gateway-auth must be true or absent`);
+      if (gatewayAuth && (method !== 'get' || op.requestBody !== undefined)) throw new Error(`openapi.yaml: ${where} x-gateway-auth is for a GET without requestBody`);
       const content = (op.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {};
       const bodyTypes = Object.freeze(Object.keys(content).filter((t) => t !== STREAMED_BODY_TYPE));
       ops.push(
@@ -173,6 +182,7 @@ export function readContractOperations(doc: Record<string, unknown> = loadOpenAp
           forwardedMethods,
           arrayQueryParams: readArrayQueryParams(op),
           errorFormat,
+          gatewayAuth,
           bodyTypes,
           permission: readPermission(where, access as AccessLevel, op['x-permission']),
         }),

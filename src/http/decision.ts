@@ -1,31 +1,21 @@
 /**
- * The gateway decision's answers (docs/gateways.md#what-it-answers). Gateways pass a 401 or 403 of
- * the auth request on to the client and treat any other status as their own failure (nginx answers
- * 500, Envoy denies), so every refusal except the token's (401), the rate limit (429) and the
- * service's own failures (5xx, fail closed) is answered 403, with the usual Error body and its
- * `error` string in X-Tenant-Error.
+ * How an operation declaring `x-gateway-auth: true` (the gateway decision) answers gateways' auth
+ * requests (docs/gateways.md#what-it-answers). Gateways pass a 401 or 403 of the auth request on
+ * to the client and treat any other status as their own failure (nginx answers 500, Envoy
+ * denies), so every refusal except the token's (401), the rate limit (429) and the service's own
+ * failures (5xx, fail closed) is answered 403, with the usual Error body and its `error` string in
+ * X-Tenant-Error. The stages ask `answersGateway` of the matched operation: none names one.
  */
 import { ApiError } from '../errors';
 import type { ContractOperation } from './contract';
 
 /**
- * The operation answered to gateways' auth requests: the generic stages answer its refusals with
- * `decisionRefusal` and count each answer by `decisionOutcome`, by this operationId (the matched
- * operation, or on a 405 the one at the path; never the path itself).
+ * True when `op` (the matched operation, or on a 405 the one at the path; never the path itself)
+ * declares `x-gateway-auth`: the stages answer its refusals with `decisionRefusal`, read its query
+ * with `decisionQuery` and count each answer by `decisionOutcome`.
  */
-export const DECISION_OPERATION = 'decideTenantAccess';
-
-/** True when `op` is the gateway decision. */
-export function isGatewayDecision(op: ContractOperation | null): boolean {
-  return op?.operationId === DECISION_OPERATION;
-}
-
-/** Printable ASCII other than `%`: sent as is (decodeURIComponent leaves it unchanged). */
-const PLAIN_HEADER_VALUE = /^[\x20-\x24\x26-\x7e]*$/;
-
-/** The subject as a header value: percent-encoded (UTF-8) unless it is plain ASCII. */
-export function subjectHeaderValue(subject: string): string {
-  return PLAIN_HEADER_VALUE.test(subject) ? subject : encodeURIComponent(subject);
+export function answersGateway(op: ContractOperation | null | undefined): boolean {
+  return op?.gatewayAuth === true;
 }
 
 /** The status of a refusal of the decision: 401, 429 and 5xx as they are, every other 403. */

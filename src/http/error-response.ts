@@ -10,7 +10,7 @@ import type { Error as ContractError } from '../../generated/types.gen';
 import { mapDatabaseError } from '../db/database-errors';
 import { ApiError, type ErrorBody } from '../errors';
 import { bodyScanError, tooLarge } from './body';
-import { decisionRefusal, isGatewayDecision } from './decision';
+import { answersGateway, decisionRefusal } from './decision';
 import { maybeStateOf } from './request-state';
 import { answerRefusal, DELAY_MS, type RefusalDelay } from './refusal-delay';
 import { sendScimError } from './scim-error';
@@ -64,9 +64,10 @@ export function errorStage(rootLogger: Logger, refusals: RefusalDelay) {
       rootLogger.warn({ request_id: requestId, err, error: apiError.error }, 'Request failed');
     }
     const failure = apiError ?? new ApiError('internal', `An unexpected error occurred; quote request id ${requestId} when reporting it.`);
-    // The gateway decision refuses only with statuses gateways pass on (src/http/decision.ts),
-    // whichever stage refused (a malformed X-Tenant waits for the match, src/http/tenant-header.ts).
-    const e = isGatewayDecision(state?.answeringOperation ?? null) ? decisionRefusal(failure) : failure;
+    // An operation answering gateways (x-gateway-auth) refuses only with statuses gateways pass on
+    // (src/http/decision.ts), whichever stage refused (a malformed X-Tenant waits for the match,
+    // src/http/tenant-header.ts).
+    const e = answersGateway(state?.answeringOperation) ? decisionRefusal(failure) : failure;
     if (state) {
       state.error = e.error;
       // What the client was told, so a 4xx in the log explains itself (bounded: details may quote input).
@@ -92,8 +93,8 @@ export function errorStage(rootLogger: Logger, refusals: RefusalDelay) {
       else res.json(e.toBody(requestId));
     };
     // A client's refusals of unread bodies past its budget are answered late (./refusal-delay.ts);
-    // never a gateway's decision, whose refusals its product's visitors wait for.
-    if (unread && e.status < 500 && !isGatewayDecision(state?.answeringOperation ?? null)) {
+    // never a gateway's auth request, whose refusals its product's visitors wait for.
+    if (unread && e.status < 500 && !answersGateway(state?.answeringOperation)) {
       if (answerRefusal(refusals, req, state ? state.clientIp(req) : req.socket.remoteAddress, send) && state) state.heldMs = DELAY_MS;
       return;
     }

@@ -46,7 +46,7 @@ export interface Metrics {
   /** Once per finished request; a 429 also counts a refusal of the operation's rate-limit counter. */
   observeRequest(sample: RequestSample): void;
   tenantResolution(source: TenantSource | 'none', outcome: string): void;
-  /** Once per answer of the gateway decision (src/http/decision.ts's outcomes). */
+  /** Once per answer of an operation declaring x-gateway-auth, the gateway decision (src/http/decision.ts's outcomes). */
   tenantDecision(outcome: DecisionOutcome): void;
   /** For the webhook worker: one call per delivery attempt. */
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Caller } from '../context/claims';
 import type { ContractOperation } from './contract';
 import type { ApiError } from '../errors';
-import { decisionOutcome, isGatewayDecision } from './decision';
+import { answersGateway, decisionOutcome } from './decision';
 import type { AppServices } from '../context/app-services';
 
 /** The validated, coerced parts of a request (what a handler's input is built from; written by the validate stage, ./validate.ts). */
@@ -150,5 +150,5 @@ function writeAccessLine(this: Response): void {
   if (PROBES.has(req.path) && status < 400) state.logger.debug(line, 'request completed');
   else state.logger.info(line, 'request completed');
   state.services.metrics?.observeRequest({ operation: operationId ?? null, method: req.method, status, durationMs, held: state.heldMs !== null });
-  if (isGatewayDecision(state.answeringOperation)) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
+  if (answersGateway(state.answeringOperation)) state.services.metrics?.tenantDecision?.(decisionOutcome(status));
 }

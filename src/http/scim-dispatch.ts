@@ -9,6 +9,7 @@ import type { AppServices } from '../context/app-services';
 import type { Caller } from '../context/claims';
 import type { RequestContext, ScimContext } from '../context/request';
 import { withTenant, type Transaction } from '../db/tenant-scope';
+import { scimBaseUrl } from '../domain/directory-settings';
 import { enterScimTenant } from '../domain/scim/token';
 import { ApiError } from '../errors';
 
@@ -18,6 +19,7 @@ class InScimTenant implements ScimContext {
   readonly config: Config;
   readonly services: AppServices;
   readonly caller: Caller | null = null;
+  readonly base: string;
   private child: Logger | null = null;
 
   constructor(
@@ -31,6 +33,7 @@ class InScimTenant implements ScimContext {
     this.ip = ctx.ip;
     this.config = ctx.config;
     this.services = ctx.services;
+    this.base = scimBaseUrl(ctx.config);
   }
 
   get log(): Logger {

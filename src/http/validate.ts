@@ -5,7 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ErrorObject } from 'ajv';
 import { ApiError } from '../errors';
-import { DECISION_OPERATION, decisionQuery } from './decision';
+import { answersGateway, decisionQuery } from './decision';
 import type { CompiledValidator, RequestParameters } from './openapi';
 import { stateOf } from './request-state';
 
@@ -14,8 +14,8 @@ export function validateStage(validatorsFor: (operationId: string) => CompiledVa
     const state = stateOf(req);
     let query: Record<string, unknown>;
     try {
-      // The gateway decision reads its own query: only its parameters before `path=` (./decision.ts).
-      query = state.operation!.operationId === DECISION_OPERATION ? decisionQuery(req.originalUrl) : { ...(req.query as Record<string, unknown>) };
+      // An operation answering gateways reads its own query: only its parameters before `path=` (./decision.ts).
+      query = answersGateway(state.operation) ? decisionQuery(req.originalUrl) : { ...(req.query as Record<string, unknown>) };
     } catch (err) {
       return next(err);
     }

@@ -15,7 +15,7 @@ import { selectGrantSignIn, type GrantSignIn } from '../db/queries/oidc-payloads
 import { selectSignInAccount, type SignInAccount } from '../db/queries/sign-in-accounts';
 import { withService, type Database } from '../db/tenant-scope';
 import { decideEntry } from '../tenancy/decide';
-import { factsOfRow } from '../tenancy/enter';
+import { decisionFacts } from '../tenancy/enter';
 
 /** The tenant part of the claims. */
 export interface TenantClaims {
@@ -53,27 +53,32 @@ export async function admittedMembership(
   accountId: string,
   tenantId: string,
 ): Promise<{ tenantId: string; slug: string; role: string; permissions: readonly string[] } | null> {
-  const row = await readTenantFacts(db, { slug: null, tenantId, issuer, subject: accountId, roles: [], emailKey: null, emailDomains: null });
-  if (!row || row.user_id === null) return null;
-  // Only `emailVerified` is read by factsOfRow: false, so no verified domain may admit anyone here.
-  const facts = factsOfRow({ caller: { emailVerified: false } } as AuthenticatedContext, row);
+  const found = await readTenantFacts(db, { slug: null, tenantId, issuer, subject: accountId, roles: [], emailKey: null, emailDomains: null });
+  if (!found || found.member === null) return null;
+  // Only `emailVerified` is read by decisionFacts: false, so no verified domain may admit anyone here.
+  const facts = decisionFacts({ caller: { emailVerified: false } } as AuthenticatedContext, found);
   // Named by id, not by a claim the tenant's policy could provision from: a stranger is refused.
   const d = decideEntry(
-    { kind: 'tenant', slug: row.tenant_slug, source: 'header' },
+    { kind: 'tenant', slug: found.tenant.slug, source: 'header' },
     facts,
     { issuer, isPlatformAdmin: false, providerIssuers: [], tokenRole: null, canBindDirectoryUser: false },
     { level: 'tenantMember', permission: null, method: 'POST', path: '/oidc/token' },
   );
   if (d.kind !== 'enter' || d.provision || d.bind || d.withoutMembership) return null;
-  return { tenantId: row.tenant_id, slug: row.tenant_slug, role: row.user_role!, permissions: [...d.permissions].sort() };
+  return { tenantId: found.tenant.id, slug: found.tenant.slug, role: found.member.role, permissions: [...d.permissions].sort() };
 }
 
 /**
  * The claims of one sign-in: the account, and the tenant its grant chose. Null when the account
  * is gone, or the grant chose a tenant the person may no longer enter.
  */
-export async function personClaims(db: Database, issuer: string, accountId: string, signIn: GrantSignIn | null): Promise<PersonClaims | null> {
-  const account = await readAccount(db, accountId);
+export async function personClaims(db: Database, issuer: string, accountId: string, grantId: string): Promise<PersonClaims | null> {
+  // The account and the grant's sign-in in one read-only transaction.
+  const { account, signIn } = await withService(
+    db,
+    async (trx) => ({ account: await selectSignInAccount(trx, accountId), signIn: await selectGrantSignIn(trx, grantId) }),
+    { readOnly: true },
+  );
   if (!account) return null;
   let tenant: TenantClaims | undefined;
   if (signIn?.tenantId) {

@@ -14,7 +14,7 @@ import type { Configuration, KoaContextWithOIDC, Account } from 'oidc-provider' 
 import type { Database } from '../db/tenant-scope';
 import type { Config } from '../config';
 import { pgAdapter } from './adapter';
-import { flatClaims, personClaims, readAccount, readGrantSignIn, type PersonClaims } from './claims';
+import { admittedMembership, flatClaims, personClaims, readAccount, readGrantSignIn, type PersonClaims } from './claims';
 import { errorPage, logoutPage, signedOutPage } from './pages';
 import type { PrivateJwk } from './keys';
 
@@ -77,15 +77,31 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
     // Without a token (the session's account at the authorization endpoint): the account alone.
     if (!grantId) {
       const account = await readAccount(db, sub);
-      if (!account) return undefined;
+      // A session whose account is gone: the library needs an account to go on; no code it
+      // issues will be exchanged (below, with the code, the account is not found).
+      if (!account) return { accountId: sub, person: { sub }, claims: async () => ({ sub }) };
       const person: PersonClaims = { sub: account.id, ...(account.email !== null ? { email: account.email, email_verified: account.emailVerified } : {}), ...(account.name ? { name: account.name } : {}) };
       return { accountId: sub, person, claims: async () => flatClaims(person) };
     }
-    const person = await personClaims(db, issuer, sub, await readGrantSignIn(db, grantId));
+    const person = await personClaims(db, issuer, sub, grantId);
     // The account is gone, or no longer admitted to the tenant the sign-in chose: the code or
     // refresh token is refused (invalid_grant).
     if (!person) return undefined;
     return { accountId: sub, person, claims: async () => flatClaims(person) };
+  }
+
+  /**
+   * Whether the session's grant may answer this request without the sign-in pages: the person
+   * is still admitted to the tenant it was made for, and the request names no other tenant
+   * (`organization`). Otherwise the pages decide again (with `prompt=none`: an error).
+   */
+  async function sessionGrantFits(grantId: string, accountId: string, organization: unknown): Promise<boolean> {
+    const signIn = await readGrantSignIn(db, grantId);
+    const asked = typeof organization === 'string' && organization !== '' ? organization : null;
+    if (!signIn?.tenantId) return asked === null;
+    const m = await admittedMembership(db, issuer, accountId, signIn.tenantId);
+    if (!m) return false;
+    return asked === null || asked === m.tenantId || asked === m.slug;
   }
 
   return {
@@ -128,6 +144,7 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
       if (!grantId) return undefined;
       const grant = await ctx.oidc.provider.Grant.find(grantId);
       if (!grant) return undefined;
+      if (!chosen && !(await sessionGrantFits(grantId, grant.accountId!, (ctx.oidc.params as Record<string, unknown>).organization))) return undefined;
       if (!chosen) {
         // First-party: the session's grant covers what the client asks for now (no consent page).
         // It keeps the tenant its sign-in chose.

@@ -11,6 +11,7 @@ import type { AppServices } from '../context/app-services';
 import type { InteractionRouterFactory, Oidc, SignInChoice } from '../context/sign-in';
 import { updateGrantSignIn } from '../db/queries/oidc-payloads';
 import { withService } from '../db/tenant-scope';
+import { readAccount } from './claims';
 import { providerConfiguration, OIDC_SCOPES } from './configuration';
 import { defaultInteractionRouter } from './interaction-router';
 import { oidcApiAudience, oidcIssuer } from './issuer';
@@ -107,6 +108,10 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
     finishSignIn: async (req, res, choice) => {
       const provider = (await current()).provider;
       const interaction = await provider.interactionDetails(req, res);
+      if (!(await readAccount(db, choice.accountId))) {
+        await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The account does not exist.' }, { mergeWithLastSubmission: false });
+        return;
+      }
       const clientId = String(interaction.params.client_id);
       const requested = typeof interaction.params.scope === 'string' ? interaction.params.scope : 'openid';
       const scope = requested

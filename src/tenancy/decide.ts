@@ -14,7 +14,9 @@ import { statusRefusal } from '../context/tenant-entry';
 import { CLAIM_SOURCES, type TenantRequest, type TenantSource } from './resolve';
 import { notGivenByDomain } from '../context/permissions';
 import { ADMIN_ROLE, MEMBER_ROLE, ROLE_KEY_PATTERN, type RoleKey } from '../context/roles';
-import type { IdentityLink } from '../context/entities';
+import type { IdentityLink, RemovalReason } from '../context/entities';
+
+export type { RemovalReason } from '../context/entities';
 
 /**
  * The facts of the tenant a request found (null: no tenant matched). Not a `Tenant`: only what
@@ -54,8 +56,6 @@ export interface VerifiedDomainFact {
   readonly joinRole: RoleKey;
 }
 
-/** Removed by an admin, left, or deprovisioned by a directory. */
-export type RemovalReason = 'removed' | 'left' | 'deprovisioned';
 
 const REMOVED_BY: Record<RemovalReason, string> = {
   removed: 'by an admin',

@@ -6,13 +6,14 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { startFactListener, type FactListener } from '../db/fact-notifications';
-import type { TenantFactsQuery, TenantFactsRow } from '../db/queries/enter-tenant';
+import type { TenantFactsQuery } from '../db/queries/enter-tenant';
+import type { TenantEntryFacts } from '../context/entities';
 import { FactsMemory, type FactsMemoryMode, type FactsMemoryObserver } from './facts-memory';
 
 export interface DecisionMemory {
   readonly mode: FactsMemoryMode;
   /** Null when memory decisions are off (`mode`). */
-  readonly facts: FactsMemory<TenantFactsRow> | null;
+  readonly facts: FactsMemory<TenantEntryFacts> | null;
   /** The listener connection's backend pid, null when not connected or off. */
   backendPid(): number | null;
   /**
@@ -46,7 +47,7 @@ export function startDecisionMemory(config: Config, url: string, logger: Logger,
     logger.info({ reason: mode }, 'Decisions are answered from the database, not from memory');
     return { mode, facts: null, backendPid: () => null, afterWrite: async () => undefined, close: async () => undefined };
   }
-  const facts = new FactsMemory<TenantFactsRow>(config.decisionCacheEntries, observer);
+  const facts = new FactsMemory<TenantEntryFacts>(config.decisionCacheEntries, observer);
   const listener: FactListener = startFactListener({
     url: config.databaseListenUrl ?? url,
     logger,

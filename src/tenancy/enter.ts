@@ -7,20 +7,16 @@
  */
 import type { Logger } from 'pino';
 import type { Transaction } from '../db/tenant-scope';
-import type { Membership, Tenant } from '../context/entities';
+import type { Membership, Tenant, TenantEntryFacts } from '../context/entities';
 import { MEMBER_ROLE } from '../context/roles';
 import type { AuthenticatedContext, EnteredTenant, TenantContext } from '../context/request';
 import {
   followTokenRole,
   insertMembership,
-  linksOfFacts,
-  membershipOfFacts,
   readTenantFacts,
   rereadTenantFacts,
-  tenantOfFacts,
   withTenantFacts,
   type TenantFactsQuery,
-  type TenantFactsRow,
 } from '../db/queries/enter-tenant';
 import { bindDirectoryUser, bindExistingMember, notInDirectory } from '../domain/directory-binding';
 import { emailKey } from '../domain/scim/resources';
@@ -93,36 +89,41 @@ function ownProviderTenant(ctx: AuthenticatedContext, header: string | null): { 
   return { request: { kind: 'tenant', slug, source: 'tenant_id_claim', claim: 'tenant_id' }, tenantId };
 }
 
-/** The facts the decision reads, from the statement's row (docs/tenants.md#membership). */
-export function factsOfRow(ctx: AuthenticatedContext, row: TenantFactsRow): TenantFacts {
+/** The facts the decision reads (docs/tenants.md#membership). */
+export function decisionFacts(ctx: AuthenticatedContext, f: TenantEntryFacts): TenantFacts {
+  const { tenant } = f;
   return {
-    slug: row.tenant_slug,
-    status: row.tenant_status,
-    provisionFromClaims: row.tenant_provision_from_claims,
-    claimsIssuer: row.tenant_claims_issuer,
-    links: linksOfFacts(row),
-    rolesFromClaims: row.tenant_roles_from_claims,
-    memberRole: row.user_role,
-    rolePermissions: row.role_permissions,
-    removal: row.user_removal,
-    directoryManaged: row.tenant_directory_managed,
-    directoryActive: row.user_directory_active,
-    directoryMatch: row.user_directory_match,
-    // Only a verified email is at a verified domain (the row may carry an unverified one's for resolution).
-    verifiedDomain:
-      ctx.caller.emailVerified === true && row.tenant_domain !== null ? { domain: row.tenant_domain, join: row.tenant_domain_join!, joinRole: row.tenant_domain_join_role! } : null,
+    slug: tenant.slug,
+    status: tenant.status,
+    provisionFromClaims: tenant.membershipPolicy.provisionFromClaims,
+    claimsIssuer: tenant.membershipPolicy.claimsIssuer,
+    links: tenant.identityLinks ?? [],
+    rolesFromClaims: tenant.membershipPolicy.rolesFromClaims,
+    memberRole: f.member?.role ?? null,
+    rolePermissions: f.rolePermissions,
+    removal: f.removal,
+    directoryManaged: f.directoryManaged,
+    directoryActive: f.directoryActive,
+    directoryMatch: f.directoryMatch,
+    // Only a verified email is at a verified domain (the facts may carry an unverified one's for resolution).
+    verifiedDomain: ctx.caller.emailVerified === true ? f.domainAtEmail : null,
   };
 }
 
-function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFactsRow | null, access: TenantAccess): Extract<EntryDecision, { kind: 'enter' }> {
-  const facts = row && factsOfRow(ctx, row);
+/** The caller's membership the facts name (null when not a member), with the permissions the decision settled. */
+function membershipOf(ctx: AuthenticatedContext, f: TenantEntryFacts, permissions: readonly string[]): Membership | null {
+  return f.member && { ...f.member, issuer: ctx.caller.issuer, subject: ctx.caller.subject, permissions };
+}
+
+function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantEntryFacts | null, access: TenantAccess): Extract<EntryDecision, { kind: 'enter' }> {
+  const facts = row && decisionFacts(ctx, row);
   const roleClaim = ctx.config.jwtTenantRoleClaim;
   const caller = {
     issuer: ctx.caller.issuer,
     isPlatformAdmin: ctx.caller.isPlatformAdmin,
     providerIssuers: providerIssuers(ctx.config),
     tokenRole: roleClaim === null ? null : tokenRole(readClaim(ctx.caller.claims, roleClaim)),
-    canBindDirectoryUser: row !== null && row.tenant_directory_managed && directoryKeys(ctx, row).usable,
+    canBindDirectoryUser: row !== null && row.directoryManaged && directoryKeys(ctx, row).usable,
   };
   const d = decideEntry(request, facts, caller, access);
   if (d.kind === 'refuse') throw d.error;
@@ -134,10 +135,10 @@ function decide(ctx: AuthenticatedContext, request: EntryRequest, row: TenantFac
  * the token's email when verified (an unverified email never binds), and the value of the
  * tenant's external id claim.
  */
-function directoryKeys(ctx: AuthenticatedContext, row: TenantFactsRow): { email: string | null; externalId: string | null; usable: boolean } {
+function directoryKeys(ctx: AuthenticatedContext, row: TenantEntryFacts): { email: string | null; externalId: string | null; usable: boolean } {
   const { caller } = ctx;
   const email = caller.emailVerified === true && caller.email ? caller.email : null;
-  const claim = row.tenant_external_id_claim === null ? undefined : readClaim(caller.claims, row.tenant_external_id_claim);
+  const claim = row.externalIdClaim === null ? undefined : readClaim(caller.claims, row.externalIdClaim);
   const externalId = typeof claim === 'string' && claim.length > 0 && claim.length <= 300 ? claim : null;
   return { email, externalId, usable: email !== null || externalId !== null };
 }
@@ -201,8 +202,8 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
     if (d.bindMember) {
       // A member from before the directory was connected, whom a directory user names: the
       // directory's from now on (docs/directory-sync.md#members-who-were-there-first).
-      await bindExistingMember(trx, originOf(ctx), { tenantId: row!.tenant_id, userId: row!.user_id!, directoryUserId: d.bindMember });
-      boundIn = row!.tenant_id;
+      await bindExistingMember(trx, originOf(ctx), { tenantId: row!.tenant.id, userId: row!.member!.userId, directoryUserId: d.bindMember });
+      boundIn = row!.tenant.id;
       row = await rereadTenantFacts(trx, query);
       try {
         d = decide(ctx, request, row, access);
@@ -218,14 +219,14 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       const keys = directoryKeys(ctx, row!);
       // Trusted by the email's verified domain only: the external id claim says nothing then.
       const externalId = d.bindByEmailOnly ? null : keys.externalId;
-      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant_id, tenantSlug: row!.tenant_slug, caller: ctx.caller, email: keys.email, externalId });
+      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant.id, tenantSlug: row!.tenant.slug, caller: ctx.caller, email: keys.email, externalId });
       row = await rereadTenantFacts(trx, query);
       d = decide(ctx, request, row, access);
       // No directory user names the caller (a concurrent request may have bound it: then a member now).
-      if (d.bind) throw notInDirectory(row!.tenant_slug);
+      if (d.bind) throw notInDirectory(row!.tenant.slug);
     }
-    const tenant = tenantOfFacts(row!);
-    let membership = d.withoutMembership ? null : membershipOfFacts(row!, ctx.caller, d.permissions);
+    const tenant = row!.tenant;
+    let membership = d.withoutMembership ? null : membershipOf(ctx, row!, d.permissions);
     let made = false;
     if (d.provision) {
       const { caller } = ctx;
@@ -290,7 +291,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
  * arrived meanwhile (docs/architecture.md "Decisions from memory"). The decision still runs on
  * them every time.
  */
-async function factsOf(ctx: AuthenticatedContext, query: TenantFactsQuery): Promise<TenantFactsRow | null> {
+async function factsOf(ctx: AuthenticatedContext, query: TenantFactsQuery): Promise<TenantEntryFacts | null> {
   const { db, decisionMemory, metrics } = ctx.services;
   const memory = decisionMemory?.facts;
   if (!memory) return readTenantFacts(db, query);
@@ -326,13 +327,13 @@ export async function enterTenant<T>(
   if (run) return inTransaction(ctx, request, query, access, run);
   const row = await factsOf(ctx, query);
   const d = decide(ctx, request, row, access);
-  if (!d.provision && !d.bind && !d.bindMember && d.role === null) return entered(ctx, tenantOfFacts(row!), d.withoutMembership ? null : membershipOfFacts(row!, ctx.caller, d.permissions), d.source, false);
+  if (!d.provision && !d.bind && !d.bindMember && d.role === null) return entered(ctx, row!.tenant, d.withoutMembership ? null : membershipOf(ctx, row!, d.permissions), d.source, false);
   // A first use, or a role the token changed: the row and its event commit together, decided
   // again on the facts read inside that transaction. This instance forgets the tenant's facts
   // at once; the others when the change's notification arrives.
   try {
     return await inTransaction(ctx, request, query, access, async (tctx) => tctx);
   } finally {
-    ctx.services.decisionMemory?.facts?.forget(row!.tenant_id);
+    ctx.services.decisionMemory?.facts?.forget(row!.tenant.id);
   }
 }

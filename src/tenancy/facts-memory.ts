@@ -35,7 +35,7 @@ interface Entry<V> {
 /** A read in flight: its start, to compare with the changes that arrive meanwhile. */
 export type ReadTicket = number;
 
-export class FactsMemory<V extends { tenant_id: string }> {
+export class FactsMemory<V extends { readonly tenant: { readonly id: string } }> {
   private readonly entries = new Map<string, Entry<V>>();
   private readonly byTenant = new Map<string, Set<string>>();
   private bytes = 0;
@@ -83,13 +83,13 @@ export class FactsMemory<V extends { tenant_id: string }> {
 
   /** Keeps a row read since `ticket`, unless something that may change it arrived meanwhile. */
   keep(key: string, value: V, ticket: ReadTicket): void {
-    if (!this.usable || this.droppedAt > ticket || (this.lastChange.get(value.tenant_id) ?? 0) > ticket) return;
+    if (!this.usable || this.droppedAt > ticket || (this.lastChange.get(value.tenant.id) ?? 0) > ticket) return;
     const bytes = 2 * (key.length + JSON.stringify(value).length) + 200;
     if (bytes > MAX_ENTRY_BYTES) return;
     this.remove(key);
-    this.entries.set(key, { tenantId: value.tenant_id, value, bytes });
-    let keys = this.byTenant.get(value.tenant_id);
-    if (!keys) this.byTenant.set(value.tenant_id, (keys = new Set()));
+    this.entries.set(key, { tenantId: value.tenant.id, value, bytes });
+    let keys = this.byTenant.get(value.tenant.id);
+    if (!keys) this.byTenant.set(value.tenant.id, (keys = new Set()));
     keys.add(key);
     this.bytes += bytes;
     while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {

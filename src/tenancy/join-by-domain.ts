@@ -10,7 +10,7 @@ import { emailDomains } from '../domain/domains/names';
 import { memberData, originOf, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { decideDomainJoin } from './decide';
-import { factsOfRow } from './enter';
+import { decisionFacts } from './enter';
 
 /** Makes the caller a member by their verified email's verified domain; the member, with the domain. */
 export async function joinByDomain(ctx: AuthenticatedContext, tenantId: string): Promise<{ member: Member; domain: string; slug: string }> {
@@ -19,17 +19,17 @@ export async function joinByDomain(ctx: AuthenticatedContext, tenantId: string):
   if (!domains) throw new ApiError('accessDenied', 'Joining by domain needs a token with a verified email (email_verified: true).');
   const query = { slug: null, tenantId, issuer: caller.issuer, subject: caller.subject, roles: [], emailKey: null, emailDomains: domains };
   const out = await withTenantFacts(ctx.services.db, query, async (row, trx) => {
-    const d = decideDomainJoin(row && factsOfRow(ctx, row), tenantId);
+    const d = decideDomainJoin(row && decisionFacts(ctx, row), tenantId);
     if (d instanceof ApiError) throw d;
     const inserted = await insertMembership(trx, { tenantId, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role });
-    if (!inserted || !inserted.made) throw new ApiError('conflict', `The user is already a member of tenant '${row!.tenant_slug}'.`);
+    if (!inserted || !inserted.made) throw new ApiError('conflict', `The user is already a member of tenant '${row!.tenant.slug}'.`);
     await recordEvent(trx, originOf(ctx), {
       action: 'member.joined_by_domain',
       tenantId,
       target: { type: 'member', id: inserted.member.userId },
       data: { member: memberData(inserted.member), domain: d.domain, join: 'request' },
     });
-    return { member: inserted.member, domain: d.domain, slug: row!.tenant_slug };
+    return { member: inserted.member, domain: d.domain, slug: row!.tenant.slug };
   });
   // This instance forgets the tenant's facts at once; the others when the notification arrives.
   ctx.services.decisionMemory?.facts?.forget(tenantId);

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { Client } from 'pg';
 import pino from 'pino';
-import { migrate } from '../../src/db/database';
+import { MIGRATION_NAMES, migrate } from '../../src/db/database';
 import { TENANT_TABLES } from '../../src/db/schema';
 import { admin } from '../helpers/fresh-database';
 import { ADMIN_URL } from '../setup/global-setup';
@@ -31,7 +31,7 @@ it('three instances migrating one empty database at once all succeed, and a four
   await c.connect();
   try {
     const migrations = await c.query<{ name: string; n: string }>('select name, count(*) as n from knex_migrations group by name order by name');
-    expect(migrations.rows.map((r) => r.name)).toEqual(['001-schema', '002-foreign-key-indexes', '003-tenant-search-index', '004-membership', '005-events', '006-tenant-search-folded', '007-webhook-outbox-independent', '008-tenant-token-keys', '009-tenant-facts', '012-console-sign-in-codes', '014-tenant-lifecycle', '015-roles', '016-member-removals', '017-decision-facts-notify', '018-directory-sync', '019-directory-existing-members', '024-verified-domains', '025-system-permissions']);
+    expect(migrations.rows.map((r) => r.name)).toEqual([...MIGRATION_NAMES].sort());
     expect(migrations.rows.every((r) => r.n === '1')).toBe(true);
 
     const defaults = await c.query('select slug from tenants where is_default');

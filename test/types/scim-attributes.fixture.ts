@@ -1,11 +1,12 @@
 /**
  * Type-level fixture, checked by `npm run typecheck` (never run): each `@ts-expect-error` below
  * proves that tsc refuses a SCIM attribute table that forgets a consumer
- * (docs/architecture.md#adding-a-scim-attribute). If a mistake ever compiles, its directive is
+ * (docs/architecture-operations.md#adding-a-scim-attribute). If a mistake ever compiles, its directive is
  * unused and the typecheck fails.
  */
-import type { DirectoryUserFields } from '../../src/db/queries/directory-users';
+
 import { USER_ATTRIBUTES, type EveryColumnWritten, type UserAttributeTable } from '../../src/domain/scim/attributes';
+import type { DirectoryUserFields } from '../../src/context/records';
 
 // The real table compiles.
 export const ok: UserAttributeTable = USER_ATTRIBUTES;

@@ -1,7 +1,7 @@
 /**
  * Type-level fixture, checked by `npm run typecheck` (never run): each `@ts-expect-error` below
  * proves that tsc refuses a lifecycle table that does not match openapi.yaml's `TenantStatus`
- * (docs/architecture.md#adding-a-lifecycle-state). If a mistake ever compiles, its directive is
+ * (docs/architecture-operations.md#adding-a-lifecycle-state). If a mistake ever compiles, its directive is
  * unused and the typecheck fails.
  */
 import type { TenantStatus } from '../../generated/types.gen';

@@ -1,15 +1,32 @@
 /**
- * The gateway decision's refusals and its count are declared by operationId (src/http/decision.ts):
- * that operation exists in openapi.yaml, and its refusals keep to the statuses gateways pass on.
+ * The gateway decision's refusals, query and count are declared in openapi.yaml
+ * (`x-gateway-auth: true`, read by src/http/contract.ts; the stages ask src/http/decision.ts's
+ * `answersGateway`): exactly the decision declares it, only on a GET without a body, and its
+ * refusals keep to the statuses gateways pass on.
  */
+import fs from 'node:fs';
+import yaml from 'js-yaml';
 import { readContractOperations } from '../../src/http/contract';
-import { DECISION_OPERATION, decisionRefusal, isGatewayDecision } from '../../src/http/decision';
+import { answersGateway, decisionRefusal } from '../../src/http/decision';
 import { ApiError } from '../../src/errors';
+import { openApiPath } from '../../src/openapi-document';
 
-it('names an operation of the contract, and only that one is the gateway decision', () => {
+it('the decision alone declares x-gateway-auth, and no stage names an operation', () => {
   const operations = readContractOperations();
-  expect(operations.filter(isGatewayDecision).map((o) => o.operationId)).toEqual([DECISION_OPERATION]);
-  expect(isGatewayDecision(null)).toBe(false);
+  expect(operations.filter(answersGateway).map((o) => o.operationId)).toEqual(['decideTenantAccess']);
+  expect(answersGateway(null)).toBe(false);
+  for (const stage of fs.readdirSync('src/http')) expect([stage, fs.readFileSync(`src/http/${stage}`, 'utf8').includes('decideTenantAccess')]).toEqual([stage, false]);
+});
+
+it('x-gateway-auth is true or absent, on a GET without requestBody', () => {
+  type Doc = { paths: Record<string, Record<string, Record<string, unknown>>> };
+  const raw = () => yaml.load(fs.readFileSync(openApiPath(), 'utf8')) as Doc;
+  const notTrue = raw();
+  notTrue.paths['/api/tenant/decision']!.get!['x-gateway-auth'] = 'yes';
+  expect(() => readContractOperations(notTrue as never)).toThrow(/x-gateway-auth must be true or absent/);
+  const post = raw();
+  post.paths['/api/tenant/members']!.post!['x-gateway-auth'] = true;
+  expect(() => readContractOperations(post as never)).toThrow(/x-gateway-auth is for a GET without requestBody/);
 });
 
 it('answers 401, 429 and 5xx as they are and every other refusal 403, with X-Tenant-Error', () => {

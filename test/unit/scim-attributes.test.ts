@@ -2,7 +2,7 @@
  * src/domain/scim/attributes.ts against openapi.yaml: the contract validates what the tables
  * read (every attribute a table reads or accepts is a typed property of the input schemas, none
  * of them left to `additionalProperties: true`, the enterprise extension declared), and shows
- * what they show (docs/architecture.md#adding-a-scim-attribute).
+ * what they show (docs/architecture-operations.md#adding-a-scim-attribute).
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The lifecycle table (docs/architecture.md#adding-a-lifecycle-state) agrees with the contract:
+ * The lifecycle table (docs/architecture-operations.md#adding-a-lifecycle-state) agrees with the contract:
  * its states are the `TenantStatus` enum, each transition's route is its operation's, the
  * settable states are `TenantStatusUpdate`, and every non-enterable state refuses through the
  * one entry refusal.

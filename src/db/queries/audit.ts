@@ -18,8 +18,8 @@ import { TENANT_TABLES, type TenantTable } from '../schema';
 
 export type AuditCheck = 'cross_tenant_user_access' | 'orphaned_record' | 'board_membership_violation' | 'data_consistency';
 
-/** A violating row as a check reports it. */
-export interface FoundRow {
+/** A violating row as a check reports it (a finding, not a row of a table). */
+export interface AuditViolation {
   tenant_id: string;
   check: AuditCheck;
   table: string;
@@ -37,7 +37,7 @@ export interface AuditScope {
 
 /** A check's findings, and whether a part had more than `limit`. */
 export interface CheckResult {
-  readonly rows: FoundRow[];
+  readonly rows: AuditViolation[];
   readonly truncated: boolean;
 }
 
@@ -88,7 +88,7 @@ const scopeBinds = (s: AuditScope, n: number) => (s.tenantId ? Array<string>(n).
 async function runParts(trx: Knex.Transaction, s: AuditScope, parts: string[]): Promise<CheckResult> {
   if (!parts.length) return { rows: [], truncated: false };
   const sql = parts.map((p, i) => `select ${i} as part, x.* from (${p} limit ${s.limit + 1}) x`).join('\nunion all\n');
-  const rows = (await trx.raw(sql, scopeBinds(s, parts.length))).rows as Array<FoundRow & { part: number }>;
+  const rows = (await trx.raw(sql, scopeBinds(s, parts.length))).rows as Array<AuditViolation & { part: number }>;
   const counts = new Map<number, number>();
   let truncated = false;
   const kept = rows.filter((r) => {

@@ -4,17 +4,7 @@
  * instances with skewed clocks agree on when a code expires.
  */
 import type { Knex } from 'knex';
-
-export interface ConsoleSignInCodeRow {
-  id: string;
-  code_hash: Buffer;
-  sealed_token: Record<string, unknown>;
-  issuer: string;
-  subject: string;
-  platform_admin: boolean;
-  created_at: Date;
-  expires_at: Date;
-}
+import type { ConsoleSignInCode } from '../../context/records';
 
 export interface NewConsoleSignInCode {
   id: string;
@@ -31,7 +21,7 @@ export interface NewConsoleSignInCode {
  * Inserts a code, and first deletes the codes that have expired: the table holds only codes
  * that can still be used.
  */
-export async function insertConsoleSignInCode(trx: Knex.Transaction, code: NewConsoleSignInCode): Promise<ConsoleSignInCodeRow> {
+export async function insertConsoleSignInCode(trx: Knex.Transaction, code: NewConsoleSignInCode): Promise<ConsoleSignInCode> {
   await trx('console_sign_in_codes').where('expires_at', '<=', trx.raw('now()')).delete();
   const [row] = (await trx('console_sign_in_codes')
     .insert({
@@ -43,7 +33,7 @@ export async function insertConsoleSignInCode(trx: Knex.Transaction, code: NewCo
       platform_admin: code.platformAdmin,
       expires_at: trx.raw('now() + make_interval(secs => ?)', [code.ttlSeconds]),
     })
-    .returning('*')) as ConsoleSignInCodeRow[];
+    .returning('*')) as ConsoleSignInCode[];
   return row!;
 }
 
@@ -52,8 +42,8 @@ export async function insertConsoleSignInCode(trx: Knex.Transaction, code: NewCo
  * then decides, the code is spent. Two takes of one code at once: the second waits for the
  * first's row lock, then finds nothing.
  */
-export async function takeConsoleSignInCode(trx: Knex.Transaction, codeHash: Buffer): Promise<{ row: ConsoleSignInCodeRow | undefined; now: Date }> {
-  const [row] = (await trx('console_sign_in_codes').where('code_hash', codeHash).delete().returning('*')) as ConsoleSignInCodeRow[];
+export async function takeConsoleSignInCode(trx: Knex.Transaction, codeHash: Buffer): Promise<{ row: ConsoleSignInCode | undefined; now: Date }> {
+  const [row] = (await trx('console_sign_in_codes').where('code_hash', codeHash).delete().returning('*')) as ConsoleSignInCode[];
   const { rows } = (await trx.raw('select now() as now')) as { rows: Array<{ now: Date }> };
   return { row, now: rows[0]!.now };
 }

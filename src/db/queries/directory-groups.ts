@@ -4,45 +4,31 @@
  * the tenant's transaction, under row-level security; member changes are set-based.
  */
 import type { Knex } from 'knex';
+import type { DirectoryGroup, DirectoryGroupFields } from '../../context/records';
 import { groupConditionSql, type DirectoryCondition, type GroupColumn } from './directory-filter';
-
-export interface DirectoryGroupRow {
-  tenant_id: string;
-  id: string;
-  display_name: string;
-  external_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** What SCIM writes of a group (its members are written apart, set-based). */
-export interface DirectoryGroupFields {
-  display_name: string;
-  external_id: string | null;
-}
 
 export async function countDirectoryGroups(trx: Knex.Transaction, tenantId: string): Promise<number> {
   const row = (await trx('directory_groups').where({ tenant_id: tenantId }).count<{ n: string }[]>({ n: '*' }))[0];
   return Number(row?.n ?? 0);
 }
 
-export async function insertDirectoryGroup(trx: Knex.Transaction, tenantId: string, g: DirectoryGroupFields): Promise<DirectoryGroupRow> {
-  const [row] = (await trx('directory_groups').insert({ tenant_id: tenantId, ...g }).returning('*')) as DirectoryGroupRow[];
+export async function insertDirectoryGroup(trx: Knex.Transaction, tenantId: string, g: DirectoryGroupFields): Promise<DirectoryGroup> {
+  const [row] = (await trx('directory_groups').insert({ tenant_id: tenantId, ...g }).returning('*')) as DirectoryGroup[];
   return row!;
 }
 
-export async function selectDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<DirectoryGroupRow | null> {
+export async function selectDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<DirectoryGroup | null> {
   const q = trx('directory_groups').where({ tenant_id: tenantId, id }).first('*');
   if (forUpdate) q.forUpdate();
-  return ((await q) as DirectoryGroupRow | undefined) ?? null;
+  return ((await q) as DirectoryGroup | undefined) ?? null;
 }
 
-export async function updateDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, g: DirectoryGroupFields): Promise<DirectoryGroupRow> {
-  const [row] = (await trx('directory_groups').where({ tenant_id: tenantId, id }).update({ ...g, updated_at: trx.fn.now() }).returning('*')) as DirectoryGroupRow[];
+export async function updateDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string, g: DirectoryGroupFields): Promise<DirectoryGroup> {
+  const [row] = (await trx('directory_groups').where({ tenant_id: tenantId, id }).update({ ...g, updated_at: trx.fn.now() }).returning('*')) as DirectoryGroup[];
   return row!;
 }
 
-export async function deleteDirectoryGroupRow(trx: Knex.Transaction, tenantId: string, id: string): Promise<void> {
+export async function deleteDirectoryGroup(trx: Knex.Transaction, tenantId: string, id: string): Promise<void> {
   await trx('directory_groups').where({ tenant_id: tenantId, id }).delete();
 }
 
@@ -52,10 +38,10 @@ export async function displayNameTaken(trx: Knex.Transaction, tenantId: string, 
   return (await q.first('id')) !== undefined;
 }
 
-export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<GroupColumn>, offset: number, limit: number): Promise<{ rows: DirectoryGroupRow[]; total: number }> {
+export async function pageDirectoryGroups(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<GroupColumn>, offset: number, limit: number): Promise<{ rows: DirectoryGroup[]; total: number }> {
   const where = groupConditionSql(condition);
   const n = await trx.raw<{ rows: Array<{ n: string }> }>(`select count(*) as n from directory_groups dg where dg.tenant_id = ? and (${where.sql})`, [tenantId, ...where.bindings] as Knex.RawBinding[]);
-  const { rows } = await trx.raw<{ rows: DirectoryGroupRow[] }>(
+  const { rows } = await trx.raw<{ rows: DirectoryGroup[] }>(
     `select dg.* from directory_groups dg where dg.tenant_id = ? and (${where.sql}) order by dg.created_at, dg.id offset ? limit ?`,
     [tenantId, ...where.bindings, offset, limit] as Knex.RawBinding[],
   );

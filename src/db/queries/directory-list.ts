@@ -4,26 +4,13 @@
  * active. Read inside the tenant's transaction, under row-level security.
  */
 import type { Knex } from 'knex';
+import type { DirectoryListEntry } from '../../context/records';
 import type { KeysetPosition, Positioned } from './keyset-page';
 
-/** A directory user as the admins' list shows it. */
-export interface DirectoryListRow {
-  id: string;
-  user_name: string;
-  external_id: string | null;
-  display_name: string | null;
-  emails: Array<{ value: string; type?: string; primary?: boolean }>;
-  active: boolean;
-  role: string;
-  user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** Up to `limit` directory users of the tenant after `after`, oldest first (the directory_users_created_order index). */
-export async function directoryUsersPage(trx: Knex.Transaction, tenantId: string, limit: number, after?: KeysetPosition): Promise<Array<Positioned<DirectoryListRow>>> {
+export async function directoryUsersPage(trx: Knex.Transaction, tenantId: string, limit: number, after?: KeysetPosition): Promise<Array<Positioned<DirectoryListEntry>>> {
   const position = after ? 'and (created_at, id) > (?::timestamptz, ?::uuid)' : '';
-  const { rows } = await trx.raw<{ rows: Array<Positioned<DirectoryListRow>> }>(
+  const { rows } = await trx.raw<{ rows: Array<Positioned<DirectoryListEntry>> }>(
     `select id, user_name, external_id, display_name, emails, active, role, user_id, created_at, updated_at,
             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts
        from directory_users

@@ -5,6 +5,7 @@
  */
 import { userConditionSql, type DirectoryCondition, type UserColumn } from './directory-filter';
 import type { Knex } from 'knex';
+import type { DirectoryUser, DirectoryUserFields } from '../../context/records';
 
 /** Of these members, those bound to a directory user. */
 export async function directoryBoundMembers(trx: Knex.Transaction, tenantId: string, userIds: readonly string[]): Promise<Set<string>> {
@@ -12,36 +13,6 @@ export async function directoryBoundMembers(trx: Knex.Transaction, tenantId: str
   const rows = (await trx('directory_users').where({ tenant_id: tenantId }).whereIn('user_id', [...userIds]).select('user_id')) as Array<{ user_id: string }>;
   return new Set(rows.map((r) => r.user_id));
 }
-
-export interface DirectoryUserRow {
-  tenant_id: string;
-  id: string;
-  user_name: string;
-  user_name_key: string;
-  external_id: string | null;
-  display_name: string | null;
-  name: Record<string, string>;
-  emails: Array<{ value: string; type?: string; primary?: boolean }>;
-  email_keys: string[];
-  active: boolean;
-  role: string;
-  user_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-/** What SCIM writes of a user. */
-export interface DirectoryUserFields {
-  user_name: string;
-  user_name_key: string;
-  external_id: string | null;
-  display_name: string | null;
-  name: Record<string, string>;
-  emails: Array<{ value: string; type?: string; primary?: boolean }>;
-  email_keys: string[];
-  active: boolean;
-}
-
 
 const dbFields = (f: DirectoryUserFields) => ({ ...f, name: JSON.stringify(f.name), emails: JSON.stringify(f.emails) });
 
@@ -55,23 +26,23 @@ export async function countDirectoryUsers(trx: Knex.Transaction, tenantId: strin
   return Number(row?.n ?? 0);
 }
 
-export async function insertDirectoryUser(trx: Knex.Transaction, tenantId: string, f: DirectoryUserFields): Promise<DirectoryUserRow> {
-  const [row] = (await trx('directory_users').insert({ tenant_id: tenantId, ...dbFields(f) }).returning('*')) as DirectoryUserRow[];
+export async function insertDirectoryUser(trx: Knex.Transaction, tenantId: string, f: DirectoryUserFields): Promise<DirectoryUser> {
+  const [row] = (await trx('directory_users').insert({ tenant_id: tenantId, ...dbFields(f) }).returning('*')) as DirectoryUser[];
   return row!;
 }
 
-export async function selectDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<DirectoryUserRow | null> {
+export async function selectDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<DirectoryUser | null> {
   const q = trx('directory_users').where({ tenant_id: tenantId, id }).first('*');
   if (forUpdate) q.forUpdate();
-  return ((await q) as DirectoryUserRow | undefined) ?? null;
+  return ((await q) as DirectoryUser | undefined) ?? null;
 }
 
-export async function updateDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string, f: DirectoryUserFields): Promise<DirectoryUserRow> {
-  const [row] = (await trx('directory_users').where({ tenant_id: tenantId, id }).update({ ...dbFields(f), updated_at: trx.fn.now() }).returning('*')) as DirectoryUserRow[];
+export async function updateDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string, f: DirectoryUserFields): Promise<DirectoryUser> {
+  const [row] = (await trx('directory_users').where({ tenant_id: tenantId, id }).update({ ...dbFields(f), updated_at: trx.fn.now() }).returning('*')) as DirectoryUser[];
   return row!;
 }
 
-export async function deleteDirectoryUserRow(trx: Knex.Transaction, tenantId: string, id: string): Promise<void> {
+export async function deleteDirectoryUser(trx: Knex.Transaction, tenantId: string, id: string): Promise<void> {
   await trx('directory_users').where({ tenant_id: tenantId, id }).delete();
 }
 
@@ -83,9 +54,9 @@ export async function userNameTaken(trx: Knex.Transaction, tenantId: string, key
 }
 
 /** One page of the tenant's directory users matching `condition`, oldest first, and how many match. */
-export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<UserColumn>, offset: number, limit: number): Promise<{ rows: DirectoryUserRow[]; total: number }> {
+export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string, condition: DirectoryCondition<UserColumn>, offset: number, limit: number): Promise<{ rows: DirectoryUser[]; total: number }> {
   const where = userConditionSql(condition);
-  const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { total: string }> }>(
+  const { rows } = await trx.raw<{ rows: Array<DirectoryUser & { total: string }> }>(
     `select du.*, count(*) over () as total from directory_users du where du.tenant_id = ? and (${where.sql})
       order by du.created_at, du.id offset ? limit ?`,
     [tenantId, ...where.bindings, offset, limit] as Knex.RawBinding[],
@@ -94,7 +65,7 @@ export async function pageDirectoryUsers(trx: Knex.Transaction, tenantId: string
     const n = await trx.raw<{ rows: Array<{ n: string }> }>(`select count(*) as n from directory_users du where du.tenant_id = ? and (${where.sql})`, [tenantId, ...where.bindings] as Knex.RawBinding[]);
     return { rows: [], total: Number(n.rows[0]!.n) };
   }
-  return { rows: rows.map(({ total: _t, ...r }) => r as DirectoryUserRow), total: rows.length ? Number(rows[0]!.total) : 0 };
+  return { rows: rows.map(({ total: _t, ...r }) => r as DirectoryUser), total: rows.length ? Number(rows[0]!.total) : 0 };
 }
 
 /** The groups of each of these directory users: id → [{id, display_name}]. */
@@ -118,9 +89,9 @@ export async function groupsOfUsers(trx: Knex.Transaction, tenantId: string, ids
  * unbound directory user of the tenant whose userName or emails match one of `emailKeys`, or
  * whose externalId equals `externalId`. Locked; null when none matches.
  */
-export async function findBindableDirectoryUser(trx: Knex.Transaction, tenantId: string, emailKeys: readonly string[], externalId: string | null): Promise<DirectoryUserRow | null> {
+export async function findBindableDirectoryUser(trx: Knex.Transaction, tenantId: string, emailKeys: readonly string[], externalId: string | null): Promise<DirectoryUser | null> {
   if (emailKeys.length === 0 && externalId === null) return null;
-  const { rows } = await trx.raw<{ rows: DirectoryUserRow[] }>(
+  const { rows } = await trx.raw<{ rows: DirectoryUser[] }>(
     `select * from directory_users
       where tenant_id = ? and user_id is null and active
         and (user_name_key = any(?::text[]) or email_keys && ?::text[] or (?::text is not null and external_id = ?::text))
@@ -140,8 +111,8 @@ export async function bindDirectoryUser(trx: Knex.Transaction, tenantId: string,
  * the membership still has no directory user (locked; concurrent requests of the same person
  * bind once). Returns the bound directory user with the membership's role before, or null.
  */
-export async function bindExistingMembership(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<{ row: DirectoryUserRow; roleBefore: string } | null> {
-  const { rows } = await trx.raw<{ rows: Array<DirectoryUserRow & { role_before: string }> }>(
+export async function bindExistingMembership(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<{ row: DirectoryUser; roleBefore: string } | null> {
+  const { rows } = await trx.raw<{ rows: Array<DirectoryUser & { role_before: string }> }>(
     `with member as (
        -- Not FOR UPDATE: concurrent requests of this member hold FOR KEY SHARE on the row (the facts statement).
        select id, role from users where tenant_id = ? and id = ? for no key update
@@ -160,7 +131,7 @@ export async function bindExistingMembership(trx: Knex.Transaction, tenantId: st
   const r = rows[0];
   if (!r) return null;
   const { role_before: roleBefore, ...row } = r;
-  return { row: row as DirectoryUserRow, roleBefore };
+  return { row: row as DirectoryUser, roleBefore };
 }
 
 /** Sets a bound membership's role to its directory user's (the directory is the source of truth). */

@@ -12,7 +12,7 @@ import type { TenantStatus } from '../../context/tenant-status';
 import { APP_ROLE } from '../schema';
 import type { RemovalReason } from './member-removals';
 import { preparedName, queryRows, runStatement, withConnection, withRequestTransaction } from '../request-transaction';
-import type { IdentityLink, Member, Membership, RoleKey, Tenant } from '../../context/entities';
+import type { IdentityLink, Member, RoleKey, Tenant, TenantEntryFacts } from '../../context/entities';
 
 export interface TenantFactsQuery {
   /** The tenant's slug; with `tenantId` and `link` null, null means the default tenant. */
@@ -33,12 +33,12 @@ export interface TenantFactsQuery {
   readonly byDomain?: boolean;
 }
 
-export interface IdentityLinkRow {
+interface IdentityLinkRow {
   issuer: string;
   organization_id: string;
 }
 
-/** The statement's row: kept as it is in memory (src/tenancy/facts-memory.ts), mapped by `tenantOfFacts` and `membershipOfFacts`. */
+/** The statement's row (mapped to the domain's TenantEntryFacts below; tests read it). */
 export interface TenantFactsRow {
   /** `current_user` in the same statement: must be the runtime role (checked, fail closed). */
   db_user: string;
@@ -109,7 +109,7 @@ function values(q: TenantFactsQuery): unknown[] {
 
 /** The row, after checking the statement ran as the runtime role: a connection that did not
  * (a changed pool setup, a pooler) fails closed instead of serving tenant data without RLS. */
-export function checkedRow(rows: TenantFactsRow[]): TenantFactsRow | null {
+export function checkedRow<R extends { db_user: string }>(rows: readonly R[]): R | null {
   const row = rows[0];
   if (!row) return null;
   if (row.db_user !== APP_ROLE) {
@@ -118,9 +118,14 @@ export function checkedRow(rows: TenantFactsRow[]): TenantFactsRow | null {
   return row;
 }
 
-/** The tenant the facts name. */
-export function tenantOfFacts(row: TenantFactsRow): Tenant {
-  return {
+const factsOf = (rows: TenantFactsRow[]): TenantEntryFacts | null => {
+  const row = checkedRow(rows);
+  return row && factsOfRow(row);
+};
+
+/** The facts the statement's row states, in the domain's words (kept as they are in memory, src/tenancy/facts-memory.ts). */
+function factsOfRow(row: TenantFactsRow): TenantEntryFacts {
+  const tenant: Tenant = {
     id: row.tenant_id,
     name: row.tenant_name,
     slug: row.tenant_slug,
@@ -128,29 +133,22 @@ export function tenantOfFacts(row: TenantFactsRow): Tenant {
     status: row.tenant_status,
     isDefault: row.tenant_is_default,
     membershipPolicy: { provisionFromClaims: row.tenant_provision_from_claims, claimsIssuer: row.tenant_claims_issuer, rolesFromClaims: row.tenant_roles_from_claims },
-    identityLinks: linksOfFacts(row),
+    identityLinks: row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id })),
     createdAt: row.tenant_created_at,
     updatedAt: row.tenant_updated_at,
   };
-}
-
-/** The tenant's identity links as the facts carry them. */
-export function linksOfFacts(row: TenantFactsRow): IdentityLink[] {
-  return row.tenant_links.map((l) => ({ issuer: l.issuer, organizationId: l.organization_id }));
-}
-
-/** The caller's membership the facts name (null when not a member), with the permissions the decision settled. */
-export function membershipOfFacts(row: TenantFactsRow, caller: { issuer: string; subject: string }, permissions: readonly string[]): Membership | null {
-  if (!row.user_id) return null;
+  const member =
+    row.user_id === null ? null : { userId: row.user_id, email: row.user_email, displayName: row.user_display_name, role: row.user_role!, createdAt: row.user_created_at! };
   return {
-    userId: row.user_id,
-    issuer: caller.issuer,
-    subject: caller.subject,
-    email: row.user_email,
-    displayName: row.user_display_name,
-    role: row.user_role!,
-    permissions,
-    createdAt: row.user_created_at!,
+    tenant,
+    member,
+    rolePermissions: row.role_permissions,
+    removal: row.user_removal,
+    directoryManaged: row.tenant_directory_managed,
+    externalIdClaim: row.tenant_external_id_claim,
+    directoryActive: row.user_directory_active,
+    directoryMatch: row.user_directory_match,
+    domainAtEmail: row.tenant_domain === null ? null : { domain: row.tenant_domain, join: row.tenant_domain_join!, joinRole: row.tenant_domain_join_role! },
   };
 }
 
@@ -159,22 +157,22 @@ export function membershipOfFacts(row: TenantFactsRow, caller: { issuer: string;
  * without BEGIN/COMMIT. It is its own transaction; its role, app.tenant_id and locks end with it.
  * `withConnection` closes a connection left in an unknown state instead of pooling it.
  */
-export async function readTenantFacts(db: Knex, q: TenantFactsQuery): Promise<TenantFactsRow | null> {
-  return withConnection(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), preparedName(db, NAME))));
+export async function readTenantFacts(db: Knex, q: TenantFactsQuery): Promise<TenantEntryFacts | null> {
+  return withConnection(db, async (connection) => factsOf(await runStatement<TenantFactsRow>(connection, SQL, values(q), preparedName(db, NAME))));
 }
 
 /**
  * Opens the request's transaction (src/db/request-transaction.ts) with the statement as its
  * first, then runs `fn` with the row (null when no tenant matched) in the same transaction.
  */
-export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (row: TenantFactsRow | null, trx: Knex.Transaction) => Promise<T>): Promise<T> {
+export async function withTenantFacts<T>(db: Knex, q: TenantFactsQuery, fn: (facts: TenantEntryFacts | null, trx: Knex.Transaction) => Promise<T>): Promise<T> {
   const name = preparedName(db, NAME);
-  return withRequestTransaction(db, async (connection) => checkedRow(await runStatement<TenantFactsRow>(connection, SQL, values(q), name)), fn);
+  return withRequestTransaction(db, async (connection) => factsOf(await runStatement<TenantFactsRow>(connection, SQL, values(q), name)), fn);
 }
 
 /** The facts again, inside the request's transaction (after a directory user was bound to the caller). */
-export async function rereadTenantFacts(trx: Knex.Transaction, q: TenantFactsQuery): Promise<TenantFactsRow | null> {
-  return checkedRow(await queryRows<TenantFactsRow>(trx, SQL, values(q), NAME));
+export async function rereadTenantFacts(trx: Knex.Transaction, q: TenantFactsQuery): Promise<TenantEntryFacts | null> {
+  return factsOf(await queryRows<TenantFactsRow>(trx, SQL, values(q), NAME));
 }
 
 /**

@@ -3,32 +3,14 @@
  * and the newest-first keyset page the read APIs share.
  */
 import type { Knex } from 'knex';
-
-/** An `events` row as stored. */
-export interface EventRow {
-  id: string;
-  occurred_at: Date;
-  action: string;
-  tenant_id: string | null;
-  actor_issuer: string | null;
-  actor_subject: string | null;
-  actor_email: string | null;
-  actor_platform_admin: boolean;
-  /** The SCIM token a directory change came through (docs/directory-sync.md#events); null otherwise. */
-  actor_scim_token_id?: string | null;
-  target_type: string;
-  target_id: string | null;
-  request_id: string | null;
-  ip: string | null;
-  data: Record<string, unknown>;
-}
+import type { StoredEvent, StoredEventOfPage } from '../../context/records';
 
 /**
  * Appends `row` and, in the same statement, one pending delivery per enabled webhook endpoint
  * whose patterns match the action (`tenant.created`, `tenant.*` or `*`), each carrying `payload`.
  * No RETURNING: a platform transaction may write a tenant's event it is not allowed to read.
  */
-export async function insertEventWithDeliveries(trx: Knex.Transaction, row: EventRow, payload: unknown): Promise<void> {
+export async function insertEventWithDeliveries(trx: Knex.Transaction, row: StoredEvent, payload: unknown): Promise<void> {
   const category = `${row.action.slice(0, row.action.indexOf('.'))}.*`;
   await trx.raw(
     `with ev as (
@@ -89,8 +71,6 @@ export interface EventChunkFilter extends Omit<EventFilter, 'limit'> {
   dataCapJsonbText: number;
 }
 
-/** A row of a page: `cursor_ts` is occurred_at as microsecond UTC text, `data_bytes` its stored data's jsonb text size. */
-export type EventPageRow = EventRow & { cursor_ts: string; data_bytes: number; row_bytes: number };
 
 /**
  * Up to `rows` rows newest first, cut where their JSON would pass `byteBudget`. `fetched` is how
@@ -101,7 +81,7 @@ export type EventPageRow = EventRow & { cursor_ts: string; data_bytes: number; r
  * the budget, and huge `data` values, stay in PostgreSQL. `data` comes as its jsonb text
  * (serialised once, for its size and for the client alike) and is parsed here.
  */
-export async function selectEventChunk(trx: Knex.Transaction, f: EventChunkFilter): Promise<{ rows: EventPageRow[]; fetched: number; bytes: number }> {
+export async function selectEventChunk(trx: Knex.Transaction, f: EventChunkFilter): Promise<{ rows: StoredEventOfPage[]; fetched: number; bytes: number }> {
   const inner = trx('events')
     .select('*', trx.raw(`to_char(occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as cursor_ts`))
     .orderBy([
@@ -125,7 +105,7 @@ export async function selectEventChunk(trx: Knex.Transaction, f: EventChunkFilte
     .map((c) => `coalesce(octet_length(to_json(p.${c})::text), 4)`)
     .join(' + ');
   // 400: the keys, punctuation, uuids, timestamps and booleans of one event's JSON, and its comma.
-  const result = await trx.raw<{ rows: Array<Omit<EventPageRow, 'data'> & { data_text: string; running_bytes: string; n: string; fetched: string }> }>(
+  const result = await trx.raw<{ rows: Array<Omit<StoredEventOfPage, 'data'> & { data_text: string; running_bytes: string; n: string; fetched: string }> }>(
     `select * from (
        select s.*,
               sum(s.row_bytes) over (order by s.occurred_at desc, s.id desc rows between unbounded preceding and current row) as running_bytes,

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { IdempotencyKeyRow } from '../models';
+import type { IdempotencyRecord } from '../../context/records';
 
 /**
  * Forgets the key if it expired (older than `windowHours`), and a few other expired keys with
@@ -34,8 +35,9 @@ export async function claimIdempotencyKey(trx: Knex.Transaction, caller: string,
 }
 
 /** The stored key (request hash and first response), or undefined when it is gone. */
-export async function readIdempotencyKey(trx: Knex.Transaction, caller: string, key: string): Promise<IdempotencyKeyRow | undefined> {
-  return IdempotencyKeyRow.query(trx).findById([caller, key]).select('request_hash', 'response');
+export async function readIdempotencyKey(trx: Knex.Transaction, caller: string, key: string): Promise<IdempotencyRecord | undefined> {
+  const row = await IdempotencyKeyRow.query(trx).findById([caller, key]).select('request_hash', 'response');
+  return row && { request_hash: row.request_hash, response: row.response };
 }
 
 /** Stores the first response under the claimed key. */

@@ -8,12 +8,7 @@ import { InvitationRow } from '../models';
 import { fetchKeysetRows, type KeysetPosition, type Positioned } from './keyset-page';
 import { withPlatformRead } from '../tenant-scope';
 import type { RoleKey } from '../../context/roles';
-
-/** An invitation as the domain reads it: the row's columns (src/domain/invitations.ts maps it to events and answers). */
-export type InvitationRecord = Pick<
-  InvitationRow,
-  'tenant_id' | 'id' | 'email' | 'role' | 'token_hash' | 'status' | 'expires_at' | 'invited_by' | 'invited_by_email' | 'accepted_by' | 'accepted_at' | 'revoked_at' | 'delivery' | 'created_at' | 'updated_at'
->;
+import type { InvitationDelivery, InvitationRecord } from '../../context/records';
 
 export type InvitationStatusFilter = 'pending' | 'accepted' | 'revoked' | 'expired';
 
@@ -37,7 +32,7 @@ export async function expireStalePending(trx: Knex.Transaction, tenantId: string
     .update({ status: 'expired', updated_at: trx.fn.now() });
 }
 
-export interface NewInvitationRow {
+export interface NewInvitation {
   email: string;
   role: RoleKey;
   tokenHash: string;
@@ -45,10 +40,10 @@ export interface NewInvitationRow {
   invitedBy: string | null;
   invitedByEmail: string | null;
   /** What `delivery` reads until the mail has been sent. */
-  delivery: InvitationRow['delivery'];
+  delivery: InvitationDelivery;
 }
 
-export async function insertInvitation(trx: Knex.Transaction, tenantId: string, inv: NewInvitationRow): Promise<InvitationRow> {
+export async function insertInvitation(trx: Knex.Transaction, tenantId: string, inv: NewInvitation): Promise<InvitationRecord> {
   const [row] = (await trx('invitations')
     .insert({
       tenant_id: tenantId,
@@ -60,7 +55,7 @@ export async function insertInvitation(trx: Knex.Transaction, tenantId: string, 
       invited_by_email: inv.invitedByEmail,
       delivery: inv.delivery,
     })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
   return row!;
 }
 
@@ -73,23 +68,23 @@ export async function setDelivery(
   tenantId: string,
   id: string,
   tokenHash: string,
-  delivery: InvitationRow['delivery'],
-): Promise<InvitationRow | undefined> {
+  delivery: InvitationDelivery,
+): Promise<InvitationRecord | undefined> {
   const [row] = (await trx('invitations')
     .where({ tenant_id: tenantId, id, token_hash: tokenHash })
     .update({ delivery, updated_at: trx.fn.now() })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
   return row;
 }
 
 /** The invitation, locked for a change; undefined when absent. */
-export async function findInvitationForUpdate(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRow | undefined> {
-  return (await trx('invitations').where({ tenant_id: tenantId, id }).forUpdate().first()) as InvitationRow | undefined;
+export async function findInvitationForUpdate(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRecord | undefined> {
+  return (await trx('invitations').where({ tenant_id: tenantId, id }).forUpdate().first()) as InvitationRecord | undefined;
 }
 
 /** The invitation with this token hash, locked; undefined when absent. */
-export async function findInvitationByTokenForUpdate(trx: Knex.Transaction, tenantId: string, tokenHash: string): Promise<InvitationRow | undefined> {
-  return (await trx('invitations').where({ tenant_id: tenantId, token_hash: tokenHash }).forUpdate().first()) as InvitationRow | undefined;
+export async function findInvitationByTokenForUpdate(trx: Knex.Transaction, tenantId: string, tokenHash: string): Promise<InvitationRecord | undefined> {
+  return (await trx('invitations').where({ tenant_id: tenantId, token_hash: tokenHash }).forUpdate().first()) as InvitationRecord | undefined;
 }
 
 /** A new token and expiry; the invitation is pending again. */
@@ -99,8 +94,8 @@ export async function renewInvitation(
   id: string,
   tokenHash: string,
   ttlHours: number,
-  delivery: InvitationRow['delivery'],
-): Promise<InvitationRow> {
+  delivery: InvitationDelivery,
+): Promise<InvitationRecord> {
   const [row] = (await trx('invitations')
     .where({ tenant_id: tenantId, id })
     .update({
@@ -110,15 +105,15 @@ export async function renewInvitation(
       expires_at: trx.raw('now() + make_interval(hours => ?)', [ttlHours]),
       updated_at: trx.fn.now(),
     })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
   return row!;
 }
 
-export async function markRevoked(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRow> {
+export async function markRevoked(trx: Knex.Transaction, tenantId: string, id: string): Promise<InvitationRecord> {
   const [row] = (await trx('invitations')
     .where({ tenant_id: tenantId, id })
     .update({ status: 'revoked', revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
   return row!;
 }
 
@@ -126,18 +121,18 @@ export async function markRevoked(trx: Knex.Transaction, tenantId: string, id: s
  * Revokes the invitations `userId` sent that are still pending (the inviter stopped being an
  * admin). Runs after the membership locks (src/db/queries/members.ts: lock order).
  */
-export async function revokePendingSentBy(trx: Knex.Transaction, tenantId: string, userId: string): Promise<InvitationRow[]> {
+export async function revokePendingSentBy(trx: Knex.Transaction, tenantId: string, userId: string): Promise<InvitationRecord[]> {
   return (await trx('invitations')
     .where({ tenant_id: tenantId, invited_by: userId, status: 'pending' })
     .update({ status: 'revoked', revoked_at: trx.fn.now(), updated_at: trx.fn.now() })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
 }
 
-export async function markAccepted(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<InvitationRow> {
+export async function markAccepted(trx: Knex.Transaction, tenantId: string, id: string, userId: string): Promise<InvitationRecord> {
   const [row] = (await trx('invitations')
     .where({ tenant_id: tenantId, id })
     .update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by: userId, updated_at: trx.fn.now() })
-    .returning('*')) as InvitationRow[];
+    .returning('*')) as InvitationRecord[];
   return row!;
 }
 
@@ -148,7 +143,7 @@ export async function fetchInvitationPage(
   status: InvitationStatusFilter | undefined,
   limit: number,
   after?: KeysetPosition,
-): Promise<Array<Positioned<InvitationRow>>> {
+): Promise<Array<Positioned<InvitationRecord>>> {
   const q = InvitationRow.query(trx).where({ tenant_id: tenantId });
   const now = trx.fn.now();
   switch (status) {
@@ -163,7 +158,13 @@ export async function fetchInvitationPage(
     default:
       q.where({ status });
   }
-  return fetchKeysetRows(q, limit, after, true);
+  return (await fetchKeysetRows(q, limit, after, true)).map((r) => ({ ...invitationOf(r), cursor_ts: r.cursor_ts }));
+}
+
+/** The record of a model instance (the columns, not the model). */
+function invitationOf(r: InvitationRow): InvitationRecord {
+  const { tenant_id, id, email, role, token_hash, status, expires_at, invited_by, invited_by_email, accepted_by, accepted_at, revoked_at, delivery, created_at, updated_at } = r;
+  return { tenant_id, id, email, role, token_hash, status, expires_at, invited_by, invited_by_email, accepted_by, accepted_at, revoked_at, delivery, created_at, updated_at };
 }
 
 /** `invitations` of the tenant filtered by status, `expired` computed from `expires_at`. */

@@ -7,7 +7,8 @@
 import type { Knex } from 'knex';
 
 /** Why a person is no longer a member: removed by an admin, left, or deprovisioned by a directory. */
-export type RemovalReason = 'removed' | 'left' | 'deprovisioned';
+export type { RemovalReason } from '../../context/entities';
+import type { RemovalReason } from '../../context/entities';
 
 /** Marks (issuer, subject) as removed from the tenant (the latest reason and time win). */
 export async function markRemoved(trx: Knex.Transaction, tenantId: string, who: { issuer: string; subject: string }, reason: RemovalReason): Promise<void> {

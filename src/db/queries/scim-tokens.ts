@@ -6,24 +6,17 @@
  */
 import type { TenantStatus } from '../../context/tenant-status';
 import type { Knex } from 'knex';
-
-export interface ScimTokenRow {
-  tenant_id: string;
-  id: string;
-  description: string | null;
-  created_at: Date;
-  last_used_at: Date | null;
-}
+import type { ScimToken } from '../../context/records';
 
 const COLUMNS = ['tenant_id', 'id', 'description', 'created_at', 'last_used_at'] as const;
 
-export async function insertScimToken(trx: Knex.Transaction, t: { tenantId: string; tokenHash: string; description: string | null }): Promise<ScimTokenRow> {
-  const [row] = (await trx('scim_tokens').insert({ tenant_id: t.tenantId, token_hash: t.tokenHash, description: t.description }).returning([...COLUMNS])) as ScimTokenRow[];
+export async function insertScimToken(trx: Knex.Transaction, t: { tenantId: string; tokenHash: string; description: string | null }): Promise<ScimToken> {
+  const [row] = (await trx('scim_tokens').insert({ tenant_id: t.tenantId, token_hash: t.tokenHash, description: t.description }).returning([...COLUMNS])) as ScimToken[];
   return row!;
 }
 
-export async function selectScimTokens(trx: Knex.Transaction, tenantId: string): Promise<ScimTokenRow[]> {
-  return (await trx('scim_tokens').where({ tenant_id: tenantId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select([...COLUMNS])) as ScimTokenRow[];
+export async function selectScimTokens(trx: Knex.Transaction, tenantId: string): Promise<ScimToken[]> {
+  return (await trx('scim_tokens').where({ tenant_id: tenantId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select([...COLUMNS])) as ScimToken[];
 }
 
 export async function countScimTokens(trx: Knex.Transaction, tenantId: string): Promise<number> {
@@ -32,8 +25,8 @@ export async function countScimTokens(trx: Knex.Transaction, tenantId: string): 
 }
 
 /** Deletes the token; null when the tenant has no such token. */
-export async function deleteScimToken(trx: Knex.Transaction, tenantId: string, id: string): Promise<ScimTokenRow | null> {
-  const [row] = (await trx('scim_tokens').where({ tenant_id: tenantId, id }).delete().returning([...COLUMNS])) as ScimTokenRow[];
+export async function deleteScimToken(trx: Knex.Transaction, tenantId: string, id: string): Promise<ScimToken | null> {
+  const [row] = (await trx('scim_tokens').where({ tenant_id: tenantId, id }).delete().returning([...COLUMNS])) as ScimToken[];
   return row ?? null;
 }
 

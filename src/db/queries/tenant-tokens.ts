@@ -4,18 +4,7 @@
  * Times are the database's clock, so instances with skewed clocks agree on when a key signs.
  */
 import type { Knex } from 'knex';
-
-export interface TenantTokenKeyRow {
-  kid: string;
-  algorithm: 'ES256';
-  public_jwk: Record<string, unknown>;
-  private_key: Record<string, unknown>;
-  private_key_encryption: 'none' | 'aes-256-gcm';
-  created_at: Date;
-  signs_from: Date;
-  signs_until: Date | null;
-  published_until: Date | null;
-}
+import type { TenantTokenKey } from '../../context/records';
 
 export interface NewTenantTokenKey {
   kid: string;
@@ -30,23 +19,23 @@ export async function lockTenantTokenKeys(trx: Knex.Transaction): Promise<void> 
 }
 
 /** The published keys (not yet past `published_until`), oldest signer first, and the database's now. */
-export async function selectPublishedTenantTokenKeys(trx: Knex.Transaction): Promise<{ rows: TenantTokenKeyRow[]; now: Date }> {
+export async function selectPublishedTenantTokenKeys(trx: Knex.Transaction): Promise<{ rows: TenantTokenKey[]; now: Date }> {
   const rows = (await trx('tenant_token_keys')
     .where((q) => q.whereNull('published_until').orWhere('published_until', '>', trx.raw('now()')))
-    .orderBy([{ column: 'signs_from' }, { column: 'kid' }])) as TenantTokenKeyRow[];
+    .orderBy([{ column: 'signs_from' }, { column: 'kid' }])) as TenantTokenKey[];
   const { rows: clock } = (await trx.raw('select now() as now')) as { rows: Array<{ now: Date }> };
   return { rows, now: clock[0]!.now };
 }
 
 /** The key without a successor (the newest), locked when `forUpdate`. */
-export async function selectLatestTenantTokenKey(trx: Knex.Transaction, forUpdate = false): Promise<TenantTokenKeyRow | undefined> {
+export async function selectLatestTenantTokenKey(trx: Knex.Transaction, forUpdate = false): Promise<TenantTokenKey | undefined> {
   const q = trx('tenant_token_keys').whereNull('signs_until').first();
   if (forUpdate) q.forUpdate();
-  return (await q) as TenantTokenKeyRow | undefined;
+  return (await q) as TenantTokenKey | undefined;
 }
 
 /** Inserts a key that signs `delaySeconds` from now. */
-export async function insertTenantTokenKey(trx: Knex.Transaction, key: NewTenantTokenKey, delaySeconds: number): Promise<TenantTokenKeyRow> {
+export async function insertTenantTokenKey(trx: Knex.Transaction, key: NewTenantTokenKey, delaySeconds: number): Promise<TenantTokenKey> {
   try {
     const [row] = (await trx('tenant_token_keys')
       .insert({
@@ -57,7 +46,7 @@ export async function insertTenantTokenKey(trx: Knex.Transaction, key: NewTenant
         private_key_encryption: key.encryption,
         signs_from: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
       })
-      .returning('*')) as TenantTokenKeyRow[];
+      .returning('*')) as TenantTokenKey[];
     return row!;
   } catch (err) {
     throw withoutStatement(err);
@@ -81,14 +70,14 @@ function withoutStatement(err: unknown): unknown {
  * Ends a key's signing `delaySeconds` from now (when its successor starts) and keeps it
  * published `keepSeconds` longer, until the last token it signed has expired.
  */
-export async function retireTenantTokenKey(trx: Knex.Transaction, kid: string, delaySeconds: number, keepSeconds: number): Promise<TenantTokenKeyRow> {
+export async function retireTenantTokenKey(trx: Knex.Transaction, kid: string, delaySeconds: number, keepSeconds: number): Promise<TenantTokenKey> {
   const [row] = (await trx('tenant_token_keys')
     .where({ kid })
     .update({
       signs_until: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
       published_until: trx.raw('now() + make_interval(secs => ?)', [delaySeconds + keepSeconds]),
     })
-    .returning('*')) as TenantTokenKeyRow[];
+    .returning('*')) as TenantTokenKey[];
   return row!;
 }
 

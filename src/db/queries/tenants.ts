@@ -105,7 +105,7 @@ export async function countTenantsCreatedBy(trx: Knex.Transaction, who: { issuer
 }
 
 /** What a new tenant row holds. */
-export interface NewTenantRow {
+export interface NewTenant {
   name: string;
   slug: string;
   settings: Record<string, unknown>;
@@ -120,7 +120,7 @@ export interface NewTenantRow {
  * under its row-level security. A taken slug is the unique violation on `tenants_slug_unique`,
  * which the error catalog maps to 409 Conflict.
  */
-export async function insertTenant(trx: Knex.Transaction, t: NewTenantRow): Promise<{ tenant: Tenant; registration: Record<string, unknown> | null }> {
+export async function insertTenant(trx: Knex.Transaction, t: NewTenant): Promise<{ tenant: Tenant; registration: Record<string, unknown> | null }> {
   const row = await TenantRow.query(trx)
     .insert({
       name: t.name,

@@ -3,49 +3,16 @@
  * rows (no tenant, no row-level security), managed by platform admins only.
  */
 import type { Knex } from 'knex';
-
-export interface WebhookEndpointRow {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  enabled: boolean;
-  secret: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface WebhookDeliveryRow {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  tenant_id: string | null;
-  status: 'pending' | 'delivered' | 'failed';
-  attempts: number;
-  next_attempt_at: Date;
-  created_at: Date;
-  finished_at: Date | null;
-}
-
-export interface WebhookAttemptRow {
-  delivery_id: string;
-  attempt: number;
-  attempted_at: Date;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  next_retry_at: Date | null;
-}
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../context/records';
 
 /** Inserts an endpoint with its id chosen by the caller (an encrypted secret is bound to it). `secret` is stored as given. */
 export async function insertWebhookEndpoint(
   trx: Knex.Transaction,
   e: { id: string; url: string; description: string | null; eventTypes: string[]; enabled: boolean; secret: string },
-): Promise<WebhookEndpointRow> {
+): Promise<WebhookEndpoint> {
   const [row] = (await trx('webhook_endpoints')
     .insert({ id: e.id, url: e.url, description: e.description, event_types: e.eventTypes, enabled: e.enabled, secret: e.secret })
-    .returning('*')) as WebhookEndpointRow[];
+    .returning('*')) as WebhookEndpoint[];
   return row!;
 }
 
@@ -68,29 +35,29 @@ export async function updateWebhookSecret(trx: Knex.Transaction, id: string, sto
 }
 
 /** Every endpoint, oldest first (there are few: they are configured by hand). */
-export async function selectWebhookEndpoints(db: Knex | Knex.Transaction): Promise<WebhookEndpointRow[]> {
-  return (await db('webhook_endpoints').select('*').orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(1000)) as WebhookEndpointRow[];
+export async function selectWebhookEndpoints(db: Knex | Knex.Transaction): Promise<WebhookEndpoint[]> {
+  return (await db('webhook_endpoints').select('*').orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(1000)) as WebhookEndpoint[];
 }
 
 /**
  * One endpoint; with `forUpdate`, locked against other admins' changes to it (FOR NO KEY UPDATE:
  * no writer of events ever locks an endpoint row, see migration 007).
  */
-export async function selectWebhookEndpoint(db: Knex | Knex.Transaction, id: string, forUpdate = false): Promise<WebhookEndpointRow | undefined> {
+export async function selectWebhookEndpoint(db: Knex | Knex.Transaction, id: string, forUpdate = false): Promise<WebhookEndpoint | undefined> {
   const q = db('webhook_endpoints').where({ id }).first();
   if (forUpdate) q.forNoKeyUpdate();
-  return (await q) as WebhookEndpointRow | undefined;
+  return (await q) as WebhookEndpoint | undefined;
 }
 
 export async function updateWebhookEndpoint(
   trx: Knex.Transaction,
   id: string,
-  changes: Partial<Pick<WebhookEndpointRow, 'url' | 'description' | 'event_types' | 'enabled'>>,
-): Promise<WebhookEndpointRow> {
+  changes: Partial<Pick<WebhookEndpoint, 'url' | 'description' | 'event_types' | 'enabled'>>,
+): Promise<WebhookEndpoint> {
   const [row] = (await trx('webhook_endpoints')
     .where({ id })
     .update({ ...changes, updated_at: trx.fn.now() })
-    .returning('*')) as WebhookEndpointRow[];
+    .returning('*')) as WebhookEndpoint[];
   return row!;
 }
 
@@ -141,7 +108,7 @@ export async function selectDeliveries(
   db: Knex | Knex.Transaction,
   webhookId: string,
   opts: { limit: number; after?: { createdAt: string; id: string } },
-): Promise<Array<WebhookDeliveryRow & { cursor_ts: string }>> {
+): Promise<Array<WebhookDelivery & { cursor_ts: string }>> {
   const q = db('webhook_deliveries')
     .where({ webhook_id: webhookId })
     .select(
@@ -163,14 +130,14 @@ export async function selectDeliveries(
     ])
     .limit(opts.limit + 1);
   if (opts.after) q.whereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [opts.after.createdAt, opts.after.id]);
-  return (await q) as Array<WebhookDeliveryRow & { cursor_ts: string }>;
+  return (await q) as Array<WebhookDelivery & { cursor_ts: string }>;
 }
 
-export async function selectAttempts(db: Knex | Knex.Transaction, deliveryIds: readonly string[]): Promise<WebhookAttemptRow[]> {
+export async function selectAttempts(db: Knex | Knex.Transaction, deliveryIds: readonly string[]): Promise<WebhookAttempt[]> {
   if (deliveryIds.length === 0) return [];
   return (await db('webhook_delivery_attempts')
     .whereIn('delivery_id', deliveryIds)
-    .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }])) as WebhookAttemptRow[];
+    .orderBy([{ column: 'delivery_id' }, { column: 'attempt' }])) as WebhookAttempt[];
 }
 
 /** A due delivery claimed by the worker: locked until `trx` ends, skipped by every other worker. */

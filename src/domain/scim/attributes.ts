@@ -1,8 +1,8 @@
 /**
- * The SCIM attributes, declared once (docs/architecture.md#adding-a-scim-attribute): per
+ * The SCIM attributes, declared once (docs/architecture-operations.md#adding-a-scim-attribute): per
  * attribute its schema text (type, mutability, returned, uniqueness, sub-attributes), the columns
  * it is kept in, how it is read from a body and shown from a row, and what a filter compares it
- * by. Reading and writing (./resources.ts), PATCH (./patch.ts), filters (./filter.ts),
+ * by. Reading and showing a resource (./users.ts, ./groups.ts), PATCH (./patch.ts), filters (./filter.ts),
  * `/Schemas` (./discovery.ts) and the change diff (./users.ts) are all derived from these tables.
  *
  * The tables are keyed by the generated types of openapi.yaml: an attribute the contract shows
@@ -11,9 +11,10 @@
  */
 import type { ScimEnterpriseUser, ScimGroup, ScimMemberRef, ScimSchemaAttribute, ScimUser, ScimUserInput } from '../../../generated/types.gen';
 import type { ColumnKind, GroupColumn, UserColumn } from '../../db/queries/directory-filter';
-import type { DirectoryGroupFields, DirectoryGroupRow } from '../../db/queries/directory-groups';
-import type { DirectoryUserFields, DirectoryUserRow } from '../../db/queries/directory-users';
+
+
 import { invalid } from './errors';
+import type { DirectoryGroup, DirectoryGroupFields, DirectoryUser, DirectoryUserFields } from '../../context/records';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -124,13 +125,13 @@ type AnyEntry<View, Fields> =
 
 /** A user as SCIM shows it: its row, the base URL, and its groups when they were read. */
 export interface UserView {
-  readonly row: DirectoryUserRow;
+  readonly row: DirectoryUser;
   readonly base: string;
   readonly groups?: ReadonlyArray<{ id: string; display_name: string }>;
 }
 /** A group as SCIM shows it: its row, the base URL, and its members when they were read. */
 export interface GroupView {
-  readonly row: DirectoryGroupRow;
+  readonly row: DirectoryGroup;
   readonly base: string;
   readonly members?: ReadonlyArray<{ id: string; user_name: string }>;
 }

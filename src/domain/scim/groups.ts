@@ -7,7 +7,7 @@
 import {
   addGroupMembers,
   countDirectoryGroups,
-  deleteDirectoryGroupRow,
+  deleteDirectoryGroup,
   displayNameTaken,
   insertDirectoryGroup,
   memberIdsOfGroup,
@@ -17,18 +17,34 @@ import {
   selectDirectoryGroup,
   unknownDirectoryUsers,
   updateDirectoryGroup,
-  type DirectoryGroupRow,
 } from '../../db/queries/directory-groups';
 import { lockDirectory } from '../../db/queries/directory-users';
 import { applyGroupRoles } from '../directory-roles';
 import { recordEvent } from '../events';
 import type { ScimGroup, ScimGroupList } from '../../../generated/types.gen';
-import { GROUP_ATTRIBUTES } from './attributes';
+import { field, GROUP_ATTRIBUTES, GROUP_SCHEMA, readGroupFields, readMemberValues, showGroup } from './attributes';
 import { invalid, ScimError } from './errors';
 import { groupFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchOp, type PatchSchema } from './patch';
-import { attributeList, listResponse, paging, project, readGroup, readMemberValues, toScimGroup } from './resources';
+import { attributeList, listResponse, paging, project } from './resources';
 import { MAX_PAGE, type ListQuery, type ScimScope } from './users';
+import type { DirectoryGroup, DirectoryGroupFields } from '../../context/records';
+
+/** A SCIM Group body's kept fields and its member ids (null: `members` absent). */
+export function readGroup(body: unknown): DirectoryGroupFields & { members: string[] | null } {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM Group object.');
+  return { ...readGroupFields(body as Record<string, unknown>), members: readMemberValues(field(body as Record<string, unknown>, 'members')) };
+}
+
+/** A directory group as a SCIM Group (`members` left out when not given). */
+export function toScimGroup(r: DirectoryGroup, base: string, members?: ReadonlyArray<{ id: string; user_name: string }>): ScimGroup {
+  return {
+    schemas: [GROUP_SCHEMA],
+    id: r.id,
+    ...showGroup({ row: r, base, ...(members ? { members } : {}) }),
+    meta: { resourceType: 'Group', created: r.created_at.toISOString(), lastModified: r.updated_at.toISOString(), location: `${base}/Groups/${r.id}` },
+  };
+}
 
 /** Directory groups per tenant, at most. */
 export const MAX_DIRECTORY_GROUPS = 1_000;
@@ -41,13 +57,13 @@ const GROUP_PATCH: PatchSchema = { attributes: GROUP_ATTRIBUTES, accepted: {}, e
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MEMBER_FILTER = /^members\[\s*value\s+eq\s+"([^"]{1,100})"\s*\]$/i;
 
-async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryGroupRow> {
+async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryGroup> {
   const row = UUID.test(id) ? await selectDirectoryGroup(s.trx, s.tenantId, id, forUpdate) : null;
   if (!row) throw new ScimError('notFound', `No group '${id.slice(0, 100)}' in this directory.`);
   return row;
 }
 
-async function withMembers(s: ScimScope, g: DirectoryGroupRow): Promise<ScimGroup> {
+async function withMembers(s: ScimScope, g: DirectoryGroup): Promise<ScimGroup> {
   return toScimGroup(g, s.base, (await membersOfGroups(s.trx, s.tenantId, [g.id])).get(g.id) ?? []);
 }
 
@@ -60,7 +76,7 @@ async function assertKnown(s: ScimScope, ids: readonly string[]): Promise<void> 
   if (unknown.length) throw invalid('invalidValue', `members: '${unknown[0]!.slice(0, 100)}' is not a user of this directory${unknown.length > 1 ? ` (and ${unknown.length - 1} more)` : ''}.`);
 }
 
-const groupData = (g: DirectoryGroupRow) => ({ group: { id: g.id, display_name: g.display_name, external_id: g.external_id } });
+const groupData = (g: DirectoryGroup) => ({ group: { id: g.id, display_name: g.display_name, external_id: g.external_id } });
 
 export async function listGroups(s: ScimScope, q: ListQuery): Promise<ScimGroupList> {
   const where = groupFilter(q.filter);
@@ -177,7 +193,7 @@ async function changeMembers(s: ScimScope, groupId: string, changes: readonly Me
 }
 
 /** Writes name changes and member changes, records `group.updated`, recomputes roles. */
-async function write(s: ScimScope, before: DirectoryGroupRow, fields: { display_name: string; external_id: string | null }, changes: readonly MemberChange[]): Promise<DirectoryGroupRow> {
+async function write(s: ScimScope, before: DirectoryGroup, fields: { display_name: string; external_id: string | null }, changes: readonly MemberChange[]): Promise<DirectoryGroup> {
   const renamed = fields.display_name !== before.display_name;
   if (renamed) await assertNameFree(s, fields.display_name, before.id);
   const after = renamed || fields.external_id !== before.external_id ? await updateDirectoryGroup(s.trx, s.tenantId, before.id, fields) : before;
@@ -218,7 +234,7 @@ export async function patchGroup(s: ScimScope, id: string, body: unknown): Promi
 export async function deleteGroup(s: ScimScope, id: string): Promise<void> {
   const g = await found(s, id, true);
   const members = await memberIdsOfGroup(s.trx, s.tenantId, g.id);
-  await deleteDirectoryGroupRow(s.trx, s.tenantId, g.id);
+  await deleteDirectoryGroup(s.trx, s.tenantId, g.id);
   await recordEvent(s.trx, s.origin, { action: 'group.deleted', tenantId: s.tenantId, target: { type: 'group', id: g.id }, data: { ...groupData(g), members: members.length } });
   await applyGroupRoles(s.trx, s.origin, s.tenantId, members);
 }

@@ -6,12 +6,13 @@
  * attribute is 400 `invalidPath`; one the client may not change (read-only, or removing an
  * attribute that is never unassigned) is 400 `mutability`; the attributes accepted and not kept
  * (the enterprise extension, phone numbers…) are dropped. `active` "True" / "False" is read when
- * the patched resource is read back (./resources.ts).
+ * the patched resource is read back (`readUser` of ./users.ts, `readGroup` of ./groups.ts).
  */
 import { scimPatch, ScimError as LibraryScimError, type ScimPatchOperation, type ScimResource } from 'scim-patch';
 import { field, type SchemaTable, type SchemaText } from './attributes';
 import { invalid, ScimError, type ScimType } from './errors';
-import { PATCH_SCHEMA } from './resources';
+
+export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 /** What a PATCH may name: the resource's attributes, those accepted and not kept, its extensions. */
 export interface PatchSchema {

@@ -1,55 +1,15 @@
 /**
- * SCIM resources (RFC 7643) as the service keeps them (docs/directory-sync.md#the-scim-api), read
- * and shown through the attribute tables of ./attributes.ts. Input is read leniently, the way
- * directories send it (Entra ID's `active: "True"`, names in any case), and strictly where it is
- * kept (lengths, types); other attributes are accepted and not kept.
+ * What SCIM lists share (RFC 7644, docs/directory-sync.md#the-scim-api): paging, the list
+ * response, and `attributes` / `excludedAttributes`. A User and a Group are read and shown where
+ * they are written (./users.ts, ./groups.ts), from the attribute tables of ./attributes.ts.
  */
 import type { ScimGroup, ScimListResponse, ScimUser } from '../../../generated/types.gen';
-import type { DirectoryUserFields, DirectoryUserRow } from '../../db/queries/directory-users';
-import type { DirectoryGroupFields, DirectoryGroupRow } from '../../db/queries/directory-groups';
-import { field, GROUP_SCHEMA, readGroupFields, readMemberValues, readUserFields, showGroup, showUser, USER_SCHEMA } from './attributes';
-import { invalid } from './errors';
 
 export { emailKey, readMemberValues, GROUP_SCHEMA, USER_SCHEMA } from './attributes';
 export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const SEARCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 
 type Json = Record<string, unknown>;
-
-/** A SCIM User body (create, PUT, or the result of a PATCH) as the fields kept. */
-export function readUser(body: unknown): DirectoryUserFields {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM User object.');
-  return readUserFields(body as Json);
-}
-
-/** A SCIM Group body's kept fields and its member ids (null: `members` absent). */
-export function readGroup(body: unknown): DirectoryGroupFields & { members: string[] | null } {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM Group object.');
-  return { ...readGroupFields(body as Json), members: readMemberValues(field(body as Json, 'members')) };
-}
-
-const iso = (d: Date) => d.toISOString();
-
-/** A directory user as a SCIM User (`groups` left out when not given). */
-export function toScimUser(r: DirectoryUserRow, base: string, groups?: ReadonlyArray<{ id: string; display_name: string }>): ScimUser {
-  return {
-    schemas: [USER_SCHEMA],
-    id: r.id,
-    ...showUser({ row: r, base, ...(groups ? { groups } : {}) }),
-    meta: { resourceType: 'User', created: iso(r.created_at), lastModified: iso(r.updated_at), location: `${base}/Users/${r.id}` },
-  };
-}
-
-/** A directory group as a SCIM Group (`members` left out when not given). */
-export function toScimGroup(r: DirectoryGroupRow, base: string, members?: ReadonlyArray<{ id: string; user_name: string }>): ScimGroup {
-  return {
-    schemas: [GROUP_SCHEMA],
-    id: r.id,
-    ...showGroup({ row: r, base, ...(members ? { members } : {}) }),
-    meta: { resourceType: 'Group', created: iso(r.created_at), lastModified: iso(r.updated_at), location: `${base}/Groups/${r.id}` },
-  };
-}
 
 /**
  * The attribute names of an `attributes` / `excludedAttributes` list (a query's comma-separated

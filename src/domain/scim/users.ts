@@ -1,12 +1,12 @@
 /**
- * Directory users through SCIM (docs/directory-sync.md#directory-users-are-members): members of
+ * Directory users through SCIM (docs/directory-sync.md#leavers-leave-at-once). members of
  * the tenant from the directory, bound to a person at their first sign-in. Deactivation and
  * deletion take effect at the member's very next request: they write rows whose triggers notify
  * the decision facts, in the same transaction as their event.
  */
 import {
   countDirectoryUsers,
-  deleteDirectoryUserRow,
+  deleteDirectoryUser,
   groupsOfUsers,
   insertDirectoryUser,
   lockDirectory,
@@ -14,8 +14,6 @@ import {
   selectDirectoryUser,
   updateDirectoryUser,
   userNameTaken,
-  type DirectoryUserFields,
-  type DirectoryUserRow,
 } from '../../db/queries/directory-users';
 import { markRemoved } from '../../db/queries/member-removals';
 import { deleteMember, lockMemberForDelete } from '../../db/queries/members';
@@ -23,11 +21,28 @@ import type { Transaction } from '../../db/tenant-scope';
 import { recordEvent, type EventOrigin } from '../events';
 import { revokeInvitationsSentBy } from '../invitations';
 import type { ScimUser, ScimUserList } from '../../../generated/types.gen';
-import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, USER_ACCEPTED, USER_ATTRIBUTES } from './attributes';
-import { ScimError } from './errors';
+import { changedColumns, ENTERPRISE_ATTRIBUTES, ENTERPRISE_SCHEMA, field, readUserFields, showUser, USER_ACCEPTED, USER_ATTRIBUTES, USER_SCHEMA } from './attributes';
+import { invalid, ScimError } from './errors';
 import { userFilter } from './filter';
 import { applyPatch, checkUnchangedId, readPatch, type PatchSchema } from './patch';
-import { attributeList, listResponse, paging, project, readUser, toScimUser } from './resources';
+import { attributeList, listResponse, paging, project } from './resources';
+import type { DirectoryUser, DirectoryUserFields } from '../../context/records';
+
+/** A SCIM User body (create, PUT, or the result of a PATCH) as the fields kept (./attributes.ts reads them). */
+export function readUser(body: unknown): DirectoryUserFields {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('invalidSyntax', 'The body must be a SCIM User object.');
+  return readUserFields(body as Record<string, unknown>);
+}
+
+/** A directory user as a SCIM User (`groups` left out when not given). */
+export function toScimUser(r: DirectoryUser, base: string, groups?: ReadonlyArray<{ id: string; display_name: string }>): ScimUser {
+  return {
+    schemas: [USER_SCHEMA],
+    id: r.id,
+    ...showUser({ row: r, base, ...(groups ? { groups } : {}) }),
+    meta: { resourceType: 'User', created: r.created_at.toISOString(), lastModified: r.updated_at.toISOString(), location: `${base}/Users/${r.id}` },
+  };
+}
 
 /** Directory users per tenant, at most. */
 export const MAX_DIRECTORY_USERS = 100_000;
@@ -60,17 +75,17 @@ function notFound(id: string): ScimError {
   return new ScimError('notFound', `No user '${id.slice(0, 100)}' in this directory.`);
 }
 
-async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryUserRow> {
+async function found(s: ScimScope, id: string, forUpdate: boolean): Promise<DirectoryUser> {
   const row = UUID.test(id) ? await selectDirectoryUser(s.trx, s.tenantId, id, forUpdate) : null;
   if (!row) throw notFound(id);
   return row;
 }
 
-function eventData(r: DirectoryUserRow): Record<string, unknown> {
+function eventData(r: DirectoryUser): Record<string, unknown> {
   return { member: { directory_user_id: r.id, user_id: r.user_id, user_name: r.user_name, external_id: r.external_id, display_name: r.display_name, active: r.active } };
 }
 
-async function withGroups(s: ScimScope, r: DirectoryUserRow): Promise<ScimUser> {
+async function withGroups(s: ScimScope, r: DirectoryUser): Promise<ScimUser> {
   return toScimUser(r, s.base, (await groupsOfUsers(s.trx, s.tenantId, [r.id])).get(r.id) ?? []);
 }
 
@@ -110,7 +125,7 @@ export async function createUser(s: ScimScope, body: unknown): Promise<ScimUser>
 }
 
 /** Writes the new fields and records what changed: updated, and deactivated or reactivated. */
-async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFields): Promise<DirectoryUserRow> {
+async function write(s: ScimScope, before: DirectoryUser, f: DirectoryUserFields): Promise<DirectoryUser> {
   // A write that changes nothing (a PATCH of attributes accepted and not kept) leaves the row as it is.
   if (changedColumns(before, f).length === 0) return before;
   if (f.user_name_key !== before.user_name_key) await assertUserNameFree(s, f, before.id);
@@ -125,11 +140,14 @@ async function write(s: ScimScope, before: DirectoryUserRow, f: DirectoryUserFie
   return after;
 }
 
-/** PUT: the whole user (attributes not sent are cleared); `active: false` deactivates. */
+/** PUT: the whole user (attributes not sent are cleared, except `active`, kept when not sent); `active: false` deactivates. */
 export async function replaceUser(s: ScimScope, id: string, body: unknown): Promise<ScimUser> {
   const f = readUser(body);
   const before = await found(s, id, true);
-  return withGroups(s, await write(s, before, f));
+  // `active` left out is not asserted (RFC 7644 section 3.5.1) and keeps its value: a replace
+  // never reactivates a user its directory deactivated (docs/directory-sync.md#leavers-leave-at-once).
+  const asserted = field(body as Record<string, unknown>, 'active') !== undefined;
+  return withGroups(s, await write(s, before, asserted ? f : { ...f, active: before.active }));
 }
 
 /** PATCH, through scim-patch on the user as SCIM shows it, then read back like a PUT. */
@@ -157,7 +175,7 @@ export async function deleteUser(s: ScimScope, id: string): Promise<void> {
       await markRemoved(s.trx, s.tenantId, member, 'deprovisioned');
     }
   }
-  await deleteDirectoryUserRow(s.trx, s.tenantId, row.id);
+  await deleteDirectoryUser(s.trx, s.tenantId, row.id);
   await recordEvent(s.trx, s.origin, {
     action: 'member.removed',
     tenantId: s.tenantId,

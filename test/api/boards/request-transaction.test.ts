@@ -182,8 +182,8 @@ describe('prepared statements', () => {
     const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, preparedStatements: true });
     try {
       const slug = (await ownerConnection()('tenants').where({ id: tenantId }).first<{ slug: string }>('slug'))!.slug;
-      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
-      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
+      expect((await enter(pool, slug))?.tenant.id).toBe(tenantId);
+      expect((await enter(pool, slug))?.tenant.id).toBe(tenantId);
       expect(await prepared(pool)).toContain('tenant_service_enter_tenant_v5');
     } finally {
       await pool.destroy();
@@ -194,7 +194,7 @@ describe('prepared statements', () => {
     const pool = openDatabase({ url: testRuntimeDatabaseUrl(), poolMax: 1, preparedStatements: false });
     try {
       const slug = (await ownerConnection()('tenants').where({ id: tenantId }).first<{ slug: string }>('slug'))!.slug;
-      expect((await enter(pool, slug))?.tenant_id).toBe(tenantId);
+      expect((await enter(pool, slug))?.tenant.id).toBe(tenantId);
       expect(await prepared(pool)).toEqual([]);
     } finally {
       await pool.destroy();

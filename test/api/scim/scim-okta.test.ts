@@ -106,3 +106,27 @@ it("replays Okta's sequence: lookup, create, bind, group push, PUT update, PUT d
   expect((await okta(other.scim).get('/Users', { filter: `userName eq "${email}"`, startIndex: 1, count: 100 }).expect(200)).body.totalResults).toBe(0);
   expect((await okta(other.scim).get('/Groups').expect(200)).body.totalResults).toBe(0);
 });
+
+it('a PUT without active keeps the user as it is: deactivated stays deactivated, and only active true reactivates', async () => {
+  const d = await oktaTenant();
+  const o = okta(d.scim);
+  const email = `${unique('ada')}@okta.example`;
+  const { active: _active, ...withoutActive } = oktaUser(email, 'Ada', true);
+  // Created without active: active.
+  const id = (await o.send('post', '/Users', withoutActive).expect(201)).body.id as string;
+  expect((await o.get(`/Users/${id}`).expect(200)).body.active).toBe(true);
+  const sub = unique('ada-sub');
+  const auth = `Bearer ${tokenFor({ sub, claims: { tenant: d.slug, email, email_verified: true } })}`;
+  await request(t.app).get('/api/tenant/decision').set('Authorization', auth).expect(200);
+
+  await o.send('put', `/Users/${id}`, oktaUser(email, 'Ada', false)).expect(200);
+  // A replace that leaves active out changes the name and not the deactivation.
+  const renamed = await o.send('put', `/Users/${id}`, { ...withoutActive, name: { givenName: 'Augusta', familyName: 'King' } }).expect(200);
+  expect(renamed.body).toMatchObject({ active: false, name: { givenName: 'Augusta', familyName: 'King' } });
+  expect((await o.get(`/Users/${id}`).expect(200)).body.active).toBe(false);
+  expect((await request(t.app).get('/api/tenant/decision').set('Authorization', auth).expect(403)).body.detail).toContain('deactivated by its directory');
+
+  // Only active true brings them back.
+  expect((await o.send('put', `/Users/${id}`, oktaUser(email, 'Ada', true)).expect(200)).body.active).toBe(true);
+  await request(t.app).get('/api/tenant/decision').set('Authorization', auth).expect(200);
+});

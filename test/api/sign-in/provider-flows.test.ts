@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
-import { closeOwnerConnection, createTenant, createUser } from '../../helpers/factories';
+import { closeOwnerConnection, createTenant, createUser, ownerConnection } from '../../helpers/factories';
 import {
   authorizationRequest,
   browse,
@@ -17,6 +17,7 @@ import {
   openidClient,
   registerClient,
   signIn,
+  serverErrors,
   startProviderApp,
   type ProviderApp,
 } from './provider-harness';
@@ -28,7 +29,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const failures = serverErrors(p);
   await p.close();
+  expect(failures).toEqual([]);
   await closeOwnerConnection();
 });
 
@@ -146,6 +149,75 @@ describe('sessions', () => {
 
     await signIn(p, config, redirectUri, choice, jar);
     expect(p.harness.interactions).toBe(pages + 1);
+  });
+});
+
+describe('tenants of one session', () => {
+  it('the same tenant again needs no page; another tenant (organization) goes through the pages; prompt=none for it is an error, no page', async () => {
+    const { tenant, choice } = await member();
+    const other = await createTenant();
+    await createUser(other.id, { issuer: p.issuer, subject: choice.accountId });
+    const { clientId, redirectUri } = await registerClient(p);
+    const config = await discover(p, clientId);
+    const jar = new CookieJar();
+    await signIn(p, config, redirectUri, choice, jar);
+    const pages = p.harness.interactions;
+
+    const same = await signIn(p, config, redirectUri, choice, jar, { organization: tenant.slug });
+    expect(p.harness.interactions).toBe(pages);
+    expect(same.tokens.claims()!.tenant_id).toBe(tenant.id);
+
+    const third = await createTenant();
+    const req = await authorizationRequest(config, redirectUri, { organization: third.slug, prompt: 'none' });
+    const refused = await browse(jar, req.url, redirectUri);
+    if ('res' in refused) throw new Error(`no redirect: ${refused.res.status}`);
+    expect(refused.url.searchParams.get('error')).toEqual(expect.any(String));
+    expect(refused.url.searchParams.get('code')).toBeNull();
+    expect(p.harness.interactions).toBe(pages);
+
+    const switched = await signIn(p, config, redirectUri, { ...choice, tenantId: other.id }, jar, { organization: other.slug });
+    expect(p.harness.interactions).toBe(pages + 1);
+    expect(switched.tokens.claims()!.tenant_id).toBe(other.id);
+    expect(switched.tokens.claims()!.tenant).toBe(other.slug);
+  });
+
+  it("a session whose tenant no longer admits the person goes through the pages again", async () => {
+    const { tenant, choice } = await member();
+    const { clientId, redirectUri } = await registerClient(p);
+    const config = await discover(p, clientId);
+    const jar = new CookieJar();
+    await signIn(p, config, redirectUri, choice, jar);
+    const pages = p.harness.interactions;
+    await ownerConnection()('users').where({ tenant_id: tenant.id, subject: choice.accountId }).delete();
+    const other = await createTenant();
+    await createUser(other.id, { issuer: p.issuer, subject: choice.accountId });
+    const again = await signIn(p, config, redirectUri, { ...choice, tenantId: other.id }, jar);
+    expect(p.harness.interactions).toBe(pages + 1);
+    expect(again.tokens.claims()!.tenant_id).toBe(other.id);
+  });
+});
+
+describe('proxies', () => {
+  it('X-Forwarded-Proto counts only from a trusted proxy', async () => {
+    const { clientId, redirectUri } = await registerClient(p);
+    const config = await discover(p, clientId);
+    const req = await authorizationRequest(config, redirectUri);
+    const untrusted = await fetch(req.url, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
+    expect(untrusted.status).toBe(303);
+    expect(untrusted.headers.getSetCookie().join('\n')).not.toMatch(/;\s*secure/i);
+
+    const proxied = await startProviderApp({ SERVICE_TRUST_PROXY: 'loopback' });
+    try {
+      const { clientId: id2, redirectUri: uri2 } = await registerClient(proxied);
+      const req2 = await authorizationRequest(await discover(proxied, id2), uri2);
+      const trusted = await fetch(req2.url, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
+      expect(trusted.status).toBe(303);
+      const cookies = trusted.headers.getSetCookie();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const c of cookies) expect(c).toMatch(/;\s*secure/i);
+    } finally {
+      await proxied.close();
+    }
   });
 });
 

@@ -194,9 +194,9 @@ export async function authorizationRequest(config: Discovered, redirectUri: stri
  * A whole sign-in of `accountId` into `tenantId` through the browser's redirects (the harness's
  * interaction router answers for the pages), then the code exchanged by the client.
  */
-export async function signIn(p: ProviderApp, config: Discovered, redirectUri: string, choice: SignInChoice, jar = new CookieJar()) {
+export async function signIn(p: ProviderApp, config: Discovered, redirectUri: string, choice: SignInChoice, jar = new CookieJar(), extra: Record<string, string> = {}) {
   const oidc = await openidClient();
-  const req = await authorizationRequest(config, redirectUri);
+  const req = await authorizationRequest(config, redirectUri, extra);
   p.harness.choose = () => choice;
   const back = await browse(jar, req.url, redirectUri);
   if ('res' in back) throw new Error(`the sign-in stopped at ${back.url.href} (${back.res.status}): ${await back.res.text()}`);
@@ -207,4 +207,9 @@ export async function signIn(p: ProviderApp, config: Discovered, redirectUri: st
 /** The JSON payload of a JWT, unverified. */
 export function payloadOf(jwt: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+}
+
+/** The access lines of answers with a 5xx status and the provider's own error lines (none may come from a client's mistake). */
+export function serverErrors(p: Pick<ProviderApp, 'logs'>): Array<Record<string, unknown>> {
+  return p.logs.filter((l) => (l.msg === 'request completed' && typeof l.status === 'number' && l.status >= 500) || l.msg === 'OpenID provider error' || l.msg === 'Sign-in page failed');
 }

@@ -4,7 +4,7 @@
  * its operations and in the gateway decision, resolving the tenant by `tenant_id`.
  */
 import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection } from '../../helpers/factories';
-import { createAccount, discover, openidClient, payloadOf, registerClient, signIn, startProviderApp, type ProviderApp } from './provider-harness';
+import { createAccount, discover, openidClient, payloadOf, registerClient, signIn, serverErrors, startProviderApp, type ProviderApp } from './provider-harness';
 
 let p: ProviderApp;
 
@@ -13,7 +13,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const failures = serverErrors(p);
   await p.close();
+  expect(failures).toEqual([]);
   await closeOwnerConnection();
 });
 

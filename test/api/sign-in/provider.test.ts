@@ -4,7 +4,8 @@
  * PKCE, the tokens' claims.
  */
 import { closeOwnerConnection, createTenant, createUser } from '../../helpers/factories';
-import { browse, CookieJar, createAccount, openidClient, registerClient, startProviderApp, type ProviderApp } from './provider-harness';
+import crypto from 'node:crypto';
+import { authorizationRequest, browse, CookieJar, createAccount, discover, openidClient, payloadOf, registerClient, serverErrors, signIn, startProviderApp, type ProviderApp } from './provider-harness';
 
 let p: ProviderApp;
 
@@ -13,7 +14,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  const failures = serverErrors(p);
   await p.close();
+  expect(failures).toEqual([]);
   await closeOwnerConnection();
 });
 
@@ -29,6 +32,13 @@ describe('discovery', () => {
     expect(doc.code_challenge_methods_supported).toEqual(['S256']);
     expect(doc.response_types_supported).toEqual(['code']);
     expect(doc.end_session_endpoint).toBe(`${p.issuer}/session/end`);
+    // Outside the API: a malformed X-Tenant or a bad bearer token changes nothing here.
+    const outside = await fetch(`${p.issuer}/.well-known/openid-configuration`, { headers: { 'x-tenant': 'NOT A SLUG!', authorization: 'Bearer nonsense' } });
+    expect(outside.status).toBe(200);
+    expect(outside.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const missing = await fetch(`${p.issuer}/no-such-endpoint`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).not.toContain('application/problem');
     const jwks = (await (await fetch(String(doc.jwks_uri))).json()) as { keys: Array<Record<string, unknown>> };
     expect(jwks.keys.length).toBeGreaterThanOrEqual(1);
     for (const k of jwks.keys) {
@@ -80,5 +90,37 @@ describe('authorization code with PKCE', () => {
     expect(header).toEqual(expect.objectContaining({ alg: 'RS256', typ: 'at+jwt' }));
     expect(payload).toEqual(expect.objectContaining({ iss: p.issuer, sub: account.id, aud: `${p.base}/api`, client_id: clientId, tenant_id: tenant.id, tenant: tenant.slug, tenant_role: 'admin', email: account.email }));
     expect(payload!.permissions).toEqual(id.permissions);
+  });
+
+  it('names the SSO connection the person came through', async () => {
+    const tenant = await createTenant();
+    const account = await createAccount();
+    await createUser(tenant.id, { issuer: p.issuer, subject: account.id, email: account.email });
+    const { clientId, redirectUri } = await registerClient(p);
+    const connectionId = crypto.randomUUID();
+    const { tokens } = await signIn(p, await discover(p, clientId), redirectUri, { accountId: account.id, tenantId: tenant.id, method: 'sso', connectionId });
+    expect(tokens.claims()!.sso_connection_id).toBe(connectionId);
+    expect(payloadOf(tokens.access_token).sso_connection_id).toBe(connectionId);
+  });
+
+  it('without a tenant, the tokens carry no tenant claims', async () => {
+    const account = await createAccount();
+    const { clientId, redirectUri } = await registerClient(p);
+    const { tokens } = await signIn(p, await discover(p, clientId), redirectUri, { accountId: account.id, tenantId: null, method: 'email', connectionId: null });
+    for (const claim of ['tenant_id', 'tenant', 'tenant_role', 'permissions', 'sso_connection_id']) {
+      expect(tokens.claims()).not.toHaveProperty(claim);
+      expect(payloadOf(tokens.access_token)).not.toHaveProperty(claim);
+    }
+    expect(tokens.claims()!.sub).toBe(account.id);
+  });
+
+  it('a sign-in as an account that does not exist is access_denied', async () => {
+    const { clientId, redirectUri } = await registerClient(p);
+    const req = await authorizationRequest(await discover(p, clientId), redirectUri);
+    p.harness.choose = () => ({ accountId: crypto.randomUUID(), tenantId: null, method: 'email', connectionId: null });
+    const back = await browse(new CookieJar(), req.url, redirectUri);
+    if ('res' in back) throw new Error(`no redirect: ${back.res.status}`);
+    expect(back.url.searchParams.get('error')).toBe('access_denied');
+    expect(back.url.searchParams.get('code')).toBeNull();
   });
 });

@@ -14,7 +14,8 @@ import request from 'supertest';
 import { LOCAL_ISSUER } from '../../../src/auth/local-keys';
 import { insertTenantTokenKey } from '../../../src/db/queries/tenant-tokens';
 import { withService, withTenant } from '../../../src/db/tenant-scope';
-import { privateKeyOf, type TenantTokenKeyRow } from '../../../src/domain/tenant-tokens';
+import { privateKeyOf } from '../../../src/domain/tenant-tokens';
+import type { TenantTokenKey } from '../../../src/context/records';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createFreshDatabase, type FreshDatabase } from '../../helpers/fresh-database';
 import { adminToken, closeOwnerConnection, createTenant, tenantWithMember, tokenFor, unique } from '../../helpers/factories';
@@ -58,8 +59,8 @@ async function verify(jwt: string, keys: Parameters<typeof jwtVerify>[1], t: Tes
   return jwtVerify(jwt, keys as never, { issuer: t.config.tenantTokenIssuer, audience: t.config.tenantTokenAudience, typ: 'at+jwt', algorithms: ['ES256'], currentDate });
 }
 
-async function keyRows(t: TestApp): Promise<TenantTokenKeyRow[]> {
-  return withService(t.db, async (trx) => (await trx('tenant_token_keys').select('*').orderBy('created_at')) as TenantTokenKeyRow[]);
+async function keyRows(t: TestApp): Promise<TenantTokenKey[]> {
+  return withService(t.db, async (trx) => (await trx('tenant_token_keys').select('*').orderBy('created_at')) as TenantTokenKey[]);
 }
 
 afterAll(async () => {

@@ -1,0 +1,243 @@
+/**
+ * Sign-in through the service's own OpenID provider (docs/sign-in.md), with a tenant's OIDC
+ * connection to a local identity provider (./upstream-idp.ts, its own process):
+ *
+ * - federated sign-ins per second: a product's browser goes /oidc/auth?organization=<tenant>
+ *   → the sign-in page's redirect to the tenant's connection → the identity provider (which
+ *   signs the person in at once) → /sso/oidc/callback (the service exchanges the code with the
+ *   identity provider and checks its ID token) → back to /oidc/auth → the product's redirect URI
+ *   with a code → the product's POST /oidc/token. BENCH_SIGNIN_PEOPLE people (500) take turns,
+ *   BENCH_SIGNIN_CONCURRENCY browsers (16) at once, for BENCH_SIGNIN_SECONDS (20);
+ * - refresh-token grants per second: each browser's refresh token exchanged again and again
+ *   (every grant rotates it), for the same time;
+ * - another tenant's decision p99 at 4 connections during the sign-in storm, against its p99
+ *   alone (target ≤ 2×).
+ *
+ * Beside them: the service's CPU per sign-in and per refresh (from /proc), and Keycloak's
+ * published sizing for the same machine (15 password sign-ins and 120 refresh grants per second
+ * per vCPU). Every sign-in and refresh must succeed, or the scenario fails.
+ */
+import crypto from 'node:crypto';
+import { fork } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { startLoad } from './load-worker';
+import { startServerProcess } from './server-process';
+import type { BenchContext } from './types';
+
+const PEOPLE = Number(process.env.BENCH_SIGNIN_PEOPLE ?? 500);
+const CONCURRENCY = Number(process.env.BENCH_SIGNIN_CONCURRENCY ?? 16);
+const SECONDS = Number(process.env.BENCH_SIGNIN_SECONDS ?? 20);
+const OTHER_CONNECTIONS = 4;
+const QUIET_S = 5;
+/** Keycloak's sizing guide, per vCPU: password-based sign-ins and refresh-token grants per second. */
+const KEYCLOAK_PER_VCPU = { sign_ins_per_s: 15, refresh_grants_per_s: 120 } as const;
+const REDIRECT_URI = 'http://127.0.0.1:9/callback';
+
+interface Idp {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  stop(): Promise<void>;
+}
+
+function startIdp(redirectUri: string): Promise<Idp> {
+  const child = fork(path.join(__dirname, 'upstream-idp.js'), [redirectUri], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the upstream IdP exited with ${code}`)));
+    child.once('message', (m: { issuer: string; clientId: string; clientSecret: string }) =>
+      resolve({ ...m, stop: () => new Promise<void>((done) => (child.removeAllListeners('exit'), child.once('exit', () => done()), child.send('stop'))) }),
+    );
+  });
+}
+
+async function api(base: string, method: string, urlPath: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${base}${urlPath}`, { method, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** One browser: cookies per origin, redirects followed by hand until the product's redirect URI. */
+async function browse(startUrl: string): Promise<URL> {
+  const jars = new Map<string, Map<string, string>>();
+  let url = startUrl;
+  for (let hop = 0; hop < 20; hop++) {
+    const origin = new URL(url).origin;
+    const jar = jars.get(origin) ?? new Map<string, string>();
+    jars.set(origin, jar);
+    const res = await fetch(url, { redirect: 'manual', headers: jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {} });
+    for (const set of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = set.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const gone = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
+      if (gone) jar.delete(name);
+      else jar.set(name, pair!.slice(eq + 1).trim());
+    }
+    const text = await res.text();
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`${url.split('?')[0]} answered ${res.status}: ${text.slice(0, 300)}`);
+    const next = new URL(location, url);
+    if (next.toString().startsWith(REDIRECT_URI)) return next;
+    url = next.toString();
+  }
+  throw new Error('more than 20 redirects');
+}
+
+function pkce(): { verifier: string; challenge: string } {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  return { verifier, challenge: crypto.createHash('sha256').update(verifier).digest('base64url') };
+}
+
+async function token(base: string, basic: string, form: Record<string, string>): Promise<{ id_token?: string; access_token?: string; refresh_token?: string }> {
+  const res = await fetch(`${base}/oidc/token`, { method: 'POST', headers: { Authorization: basic, 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString() });
+  const body = (await res.json()) as Record<string, string>;
+  if (res.status !== 200) throw new Error(`POST /oidc/token (${form.grant_type}) answered ${res.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+export interface SignInBenchResult {
+  people: number;
+  concurrency: number;
+  seconds: number;
+  federated_sign_ins_per_s: number;
+  sign_in_p50_ms: number;
+  sign_in_p99_ms: number;
+  service_cpu_ms_per_sign_in: number;
+  refresh_grants_per_s: number;
+  refresh_p99_ms: number;
+  service_cpu_ms_per_refresh: number;
+  keycloak_published_for_this_machine: { sign_ins_per_s: number; refresh_grants_per_s: number };
+  quiet_decision_p99_ms: number;
+  during_decision_p99_ms: number;
+  decision_p99_ratio: number;
+  targets: { sign_ins_per_s: number; refresh_grants_per_s: number; decision_p99_ratio: number };
+  met: boolean;
+}
+
+function pct(sorted: number[], q: number): number {
+  if (!sorted.length) return 0;
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((q / 100) * sorted.length) - 1))]! * 10) / 10;
+}
+
+/** Runs `job` with CONCURRENCY in flight for SECONDS; every job must succeed. */
+async function storm(job: (worker: number) => Promise<void>): Promise<{ count: number; seconds: number; sorted: number[] }> {
+  const until = Date.now() + SECONDS * 1000;
+  const times: number[] = [];
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, w) => {
+      while (Date.now() < until) {
+        const t0 = process.hrtime.bigint();
+        await job(w);
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  return { count: times.length, seconds: (Date.now() - started) / 1000, sorted: times.sort((a, b) => a - b) };
+}
+
+export async function signInScenario(ctx: BenchContext, opts: { admin: Record<string, string>; neighbour: Record<string, string> }): Promise<SignInBenchResult> {
+  const { log } = ctx;
+  const server = await startServerProcess('service', { ...ctx.serviceEnv, SERVICE_SSO_ALLOW_PRIVATE_NETWORKS: 'true', SERVICE_LOG_LEVEL: 'warn' });
+  const base = `http://127.0.0.1:${server.port}`;
+  const idp = await startIdp(`${base}/sso/oidc/callback`);
+  try {
+    const slug = `signin-co-${Date.now()}`;
+    const made = await api(base, 'POST', '/api/setup/tenant', opts.admin, { name: 'Sign-in Co', slug });
+    if (made.status !== 201) throw new Error(`createTenant answered ${made.status}: ${JSON.stringify(made.body)}`);
+    const connection = await api(base, 'POST', '/api/tenant/sso/connections', { ...opts.admin, 'X-Tenant': slug }, { type: 'oidc', name: 'Bench IdP', issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret });
+    if (connection.status !== 201) throw new Error(`createSsoConnection answered ${connection.status}: ${JSON.stringify(connection.body)}`);
+    const client = await api(base, 'POST', '/api/setup/clients', opts.admin, { name: 'Bench product', type: 'confidential', redirect_uris: [REDIRECT_URI] });
+    if (client.status !== 201) throw new Error(`createOidcClient answered ${client.status}: ${JSON.stringify(client.body)}`);
+    const clientId = client.body.client_id as string;
+    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(client.body.client_secret as string)}`).toString('base64')}`;
+
+    let turn = 0;
+    const refreshTokens: string[] = [];
+    async function signIn(worker: number): Promise<void> {
+      const person = `person-${turn++ % PEOPLE}`;
+      const { verifier, challenge } = pkce();
+      const state = crypto.randomBytes(12).toString('base64url');
+      const q = new URLSearchParams({
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        scope: 'openid email profile offline_access',
+        state,
+        nonce: crypto.randomBytes(12).toString('base64url'),
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        organization: slug,
+        login_hint: `${person}@signin-bench.test`,
+      });
+      const back = await browse(`${base}/oidc/auth?${q}`);
+      const code = back.searchParams.get('code');
+      if (!code || back.searchParams.get('state') !== state) throw new Error(`the sign-in came back without a code: ${back.search}`);
+      const tokens = await token(base, basic, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier });
+      if (!tokens.id_token || !tokens.refresh_token) throw new Error('the token answer lacks an ID token or a refresh token');
+      refreshTokens[worker] = tokens.refresh_token;
+    }
+
+    log(`sign-in: warming up (${PEOPLE} people provisioned by their first sign-in)`);
+    for (let i = 0; i < PEOPLE; i += CONCURRENCY) await Promise.all(Array.from({ length: Math.min(CONCURRENCY, PEOPLE - i) }, (_, w) => signIn(w)));
+
+    const decisionUrl = `${base}/api/tenant/decision`;
+    log(`sign-in: another tenant's decision p99 alone (${QUIET_S} s, ${OTHER_CONNECTIONS} connections)`);
+    const quietLoad = startLoad([{ url: decisionUrl, connections: OTHER_CONNECTIONS, durationS: QUIET_S, headers: opts.neighbour }]);
+    const [quiet] = await quietLoad.done;
+    await quietLoad.stop();
+
+    log(`sign-in: federated sign-ins, ${CONCURRENCY} browsers, ${SECONDS} s`);
+    const during = startLoad([{ url: decisionUrl, connections: OTHER_CONNECTIONS, durationS: 3600, headers: opts.neighbour }]);
+    const cpu0 = await server.cpuMicros();
+    let signIns: Awaited<ReturnType<typeof storm>>;
+    try {
+      signIns = await storm(signIn);
+    } finally {
+      during.finish();
+    }
+    const cpu1 = await server.cpuMicros();
+    const [loaded] = await during.done;
+    await during.stop();
+
+    log(`sign-in: refresh-token grants, ${CONCURRENCY} clients, ${SECONDS} s`);
+    const refreshes = await storm(async (w) => {
+      const t = await token(base, basic, { grant_type: 'refresh_token', refresh_token: refreshTokens[w]! });
+      if (!t.refresh_token || !t.access_token) throw new Error('a refresh answered no rotated refresh token');
+      refreshTokens[w] = t.refresh_token;
+    });
+    const cpu2 = await server.cpuMicros();
+
+    const vcpus = os.availableParallelism();
+    const perS = (r: { count: number; seconds: number }) => Math.round((r.count / r.seconds) * 10) / 10;
+    const ratio = Math.round((loaded!.p99_ms / Math.max(quiet!.p99_ms, 0.001)) * 100) / 100;
+    const result: SignInBenchResult = {
+      people: PEOPLE,
+      concurrency: CONCURRENCY,
+      seconds: SECONDS,
+      federated_sign_ins_per_s: perS(signIns),
+      sign_in_p50_ms: pct(signIns.sorted, 50),
+      sign_in_p99_ms: pct(signIns.sorted, 99),
+      service_cpu_ms_per_sign_in: Math.round(((cpu1 - cpu0) / 1000 / signIns.count) * 100) / 100,
+      refresh_grants_per_s: perS(refreshes),
+      refresh_p99_ms: pct(refreshes.sorted, 99),
+      service_cpu_ms_per_refresh: Math.round(((cpu2 - cpu1) / 1000 / refreshes.count) * 100) / 100,
+      keycloak_published_for_this_machine: { sign_ins_per_s: KEYCLOAK_PER_VCPU.sign_ins_per_s * vcpus, refresh_grants_per_s: KEYCLOAK_PER_VCPU.refresh_grants_per_s * vcpus },
+      quiet_decision_p99_ms: quiet!.p99_ms,
+      during_decision_p99_ms: loaded!.p99_ms,
+      decision_p99_ratio: ratio,
+      targets: { sign_ins_per_s: 150, refresh_grants_per_s: 1000, decision_p99_ratio: 2 },
+      met: false,
+    };
+    result.met = result.federated_sign_ins_per_s >= 150 && result.refresh_grants_per_s >= 1000 && ratio <= 2 && loaded!.total === loaded!['2xx'];
+    log(`  ${result.federated_sign_ins_per_s} federated sign-ins/s (p99 ${result.sign_in_p99_ms} ms, ${result.service_cpu_ms_per_sign_in} ms service CPU each); Keycloak's sizing: ${result.keycloak_published_for_this_machine.sign_ins_per_s}/s`);
+    log(`  ${result.refresh_grants_per_s} refresh grants/s (p99 ${result.refresh_p99_ms} ms, ${result.service_cpu_ms_per_refresh} ms CPU each); Keycloak's sizing: ${result.keycloak_published_for_this_machine.refresh_grants_per_s}/s`);
+    log(`  another tenant's decision p99 ${quiet!.p99_ms} ms alone, ${loaded!.p99_ms} ms during the storm (${ratio}x; target <= 2x)`);
+    return result;
+  } finally {
+    await idp.stop();
+    await server.stop();
+  }
+}
