@@ -141,7 +141,15 @@ export function watchOidcRenewal(current: () => string | null, onRenewed: (acces
   };
 }
 
-/** Forgets the provider's tokens in this tab (the provider's own session is left as it is). */
-export async function oidcSignOut(): Promise<void> {
-  await (await userManager())?.removeUser();
+/**
+ * Forgets the provider's tokens in this tab. With `atProvider`, a sign-in through the service's
+ * own provider also ends the provider's session (RP-initiated logout: its confirmation page, then
+ * back to the console); another provider's session is left as it is.
+ */
+export async function oidcSignOut(atProvider = false): Promise<void> {
+  const m = await userManager();
+  if (!m) return;
+  const user = atProvider && ownProvider() ? await m.getUser() : null;
+  if (user?.id_token) return m.signoutRedirect({ id_token_hint: user.id_token });
+  await m.removeUser();
 }

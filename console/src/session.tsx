@@ -139,7 +139,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       queryClient.clear();
       setToken(null);
       setTenantSlug(null);
-      void oidcSignOut();
+      // Signing out by hand also ends the own provider's session; an expiry only forgets the tokens here.
+      void oidcSignOut(message === undefined);
     },
     [queryClient],
   );
@@ -219,7 +220,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     const current = sessionStorage.getItem(TOKEN_KEY);
     const bound = current !== null && ownProvider() ? tokenTenant(current) : null;
     if (bound !== null && bound !== slug) {
-      void startOidcSignIn(`${window.location.pathname.replace(/^\/console/, '') || '/'}`, { slug, prompt: 'none' });
+      void startOidcSignIn('/tenant', { slug, prompt: 'none' });
       return;
     }
     sessionStorage.setItem(TENANT_KEY, slug);
