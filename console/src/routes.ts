@@ -78,6 +78,7 @@ export const ROUTES: RouteDef[] = [
   { path: '/tenant/events', title: 'Tenant events', access: 'tenantMember', permission: 'tenant:events:read', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Events')) },
   { path: '/tenant/directory', title: 'Directory', access: 'tenantMember', permission: 'tenant:directory:manage', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Directory')) },
   { path: '/tenant/domains', title: 'Domains', access: 'tenantMember', permission: 'tenant:domains:manage', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Domains')) },
+  { path: '/tenant/sso', title: 'Single sign-on', access: 'tenantMember', permission: 'tenant:sso:manage', nav: 'Tenant', page: lazyPage(() => import('./pages/tenant/Sso')) },
 
   { path: '/admin/tenants', title: 'All tenants', access: 'platformAdmin', nav: 'Platform', page: lazyPage(() => import('./pages/platform/Tenants')) },
   { path: '/admin/tenants/new', title: 'Create a tenant', access: 'platformAdmin', page: lazyPage(() => import('./pages/platform/NewTenant')) },

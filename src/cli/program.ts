@@ -27,6 +27,7 @@ import { registerConsoleCommand } from './console';
 import { registerScimCommands } from './scim';
 import { registerDomainsCommands } from './domains';
 import { registerClientsCommands } from './clients';
+import { registerSsoCommands } from './sso';
 
 export interface CliIO {
   readonly stdout: Out;
@@ -91,6 +92,7 @@ Examples:
   tenantctl scim settings set --group-role Engineering=admin --group-role Staff=member --tenant acme-corp
   tenantctl domains add acme.com --tenant acme-corp
   tenantctl domains set acme.com --join automatic --role member --tenant acme-corp
+  tenantctl sso connections create-saml --name ADFS --metadata-file FederationMetadata.xml --tenant acme-corp
   tenantctl events list --tenant acme-corp --since 24h
   tenantctl keys rotate
   tenantctl migrate status
@@ -126,6 +128,7 @@ Examples:
   registerScimCommands(program, helpers);
   registerDomainsCommands(program, helpers);
   registerClientsCommands(program, helpers, io.prompt);
+  registerSsoCommands(program, helpers);
   registerKeysCommands(program, helpers);
   registerMigrateCommands(program, helpers);
   registerDbCommands(program, helpers);

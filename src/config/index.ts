@@ -21,6 +21,15 @@ export { redactUrl } from './env-reader';
 export type Config = ServiceConfig & TenantsConfig & AuthConfig & DatabaseConfig & RateLimitConfig & DecisionsConfig & EventsConfig & MailConfig & DomainsConfig;
 
 /** Thrown when one or more variables are invalid; the message names each of them. */
+/**
+ * Where clients reach this service, without a trailing slash: SERVICE_PUBLIC_URL, else the
+ * service's own URL (the tenant-token issuer). The base of the SCIM URL, the OpenID provider's
+ * issuer and the SSO URLs given to identity providers.
+ */
+export function serviceBaseUrl(config: Pick<Config, 'publicUrl' | 'tenantTokenIssuer'>): string {
+  return (config.publicUrl ?? config.tenantTokenIssuer).replace(/\/+$/, '');
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);

@@ -3,7 +3,7 @@
  * once and stored as SHA-256; the first makes the tenant directory-managed.
  */
 import crypto from 'node:crypto';
-import type { Config } from '../config';
+import { serviceBaseUrl, type Config } from '../config';
 import { selectDirectorySettings, upsertDirectorySettings, type DirectorySettings, type GroupRole } from '../db/queries/directory-settings';
 import { selectRolePermissions } from '../db/queries/roles';
 import { countScimTokens, deleteScimToken, insertScimToken, lockScimTokens, selectScimTokens } from '../db/queries/scim-tokens';
@@ -34,7 +34,7 @@ export interface ScimSettingsView {
 
 /** `<public URL>/scim/v2`: SERVICE_PUBLIC_URL, else the service's own URL (the tenant token issuer). */
 export function scimBaseUrl(config: Pick<Config, 'publicUrl' | 'tenantTokenIssuer'>): string {
-  return `${(config.publicUrl ?? config.tenantTokenIssuer).replace(/\/+$/, '')}/scim/v2`;
+  return `${serviceBaseUrl(config)}/scim/v2`;
 }
 
 /** Mints a token: the secret is in the result only. Event `scim_token.created`. */

@@ -25,10 +25,9 @@ import { checkIssuer } from '../domain/sso/oidc';
 import { certificateInfo } from '../domain/sso/saml-metadata';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
-const settingsOf = (config: Config): sso.SsoSettings => ({ keyEncryptionSecret: config.keyEncryptionSecret, publicUrl: config.publicUrl, ssoAllowPrivateNetworks: config.ssoAllowPrivateNetworks });
 
 function toConnection(config: Config, c: sso.SsoConnectionRow): SsoConnection {
-  const base = config.publicUrl === null ? '' : sso.publicBase(config);
+  const base = sso.ssoSettings(config).publicUrl;
   const common = { connection_id: c.id, type: c.type, name: c.name, status: c.status, created_at: c.createdAt.toISOString(), updated_at: c.updatedAt.toISOString() };
   if (c.type === 'oidc') return { ...common, redirect_uri: sso.oidcRedirectUri(base), issuer: c.oidcIssuer!, client_id: c.oidcClientId!, scopes: [...(c.oidcScopes ?? [])] };
   const sp = sso.samlEntityId(base, c.id);
@@ -47,8 +46,8 @@ export const createSsoConnection = tenantRead(async (ctx, input: HandlerInput<Cr
   const b = input.body;
   const c =
     b.type === 'oidc'
-      ? await sso.createOidcConnection(ctx.services.db, settingsOf(ctx.config), checkIssuer, originOf(ctx), ctx.tenant.id, b)
-      : await sso.createSamlConnectionIn(ctx.services.db, settingsOf(ctx.config), originOf(ctx), ctx.tenant.id, b);
+      ? await sso.createOidcConnection(ctx.services.db, sso.ssoSettings(ctx.config), checkIssuer, originOf(ctx), ctx.tenant.id, b)
+      : await sso.createSamlConnectionIn(ctx.services.db, sso.ssoSettings(ctx.config), originOf(ctx), ctx.tenant.id, b);
   ctx.log.info({ connection_id: c.id, type: c.type }, 'SSO connection created');
   return { status: 201, body: toConnection(ctx.config, c) };
 });
@@ -59,7 +58,7 @@ export const getSsoConnection = tenantScoped(async (ctx, input: HandlerInput<Get
 }));
 
 export const updateSsoConnection = tenantScoped(async (ctx, input: HandlerInput<UpdateSsoConnectionData>): Promise<Reply<UpdateSsoConnectionResponses>> => {
-  const c = await sso.updateSsoConnection(ctx.trx, settingsOf(ctx.config), originOf(ctx), ctx.tenant.id, input.path.connection_id, input.body);
+  const c = await sso.updateSsoConnection(ctx.trx, sso.ssoSettings(ctx.config), originOf(ctx), ctx.tenant.id, input.path.connection_id, input.body);
   ctx.log.info({ connection_id: c.id, status: c.status }, 'SSO connection updated');
   return { status: 200, body: toConnection(ctx.config, c) };
 });

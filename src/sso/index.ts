@@ -8,13 +8,17 @@
  *   const sso = createSso(config, services);
  *   sso.connector            // → the provider's sign-in pages
  *   ssoStage(sso.router(completer))  // → the pipeline, before the bearer-token stage
+ *
+ * Once `router(completer)` was called, a `start` that cannot send the person anywhere (unknown or
+ * inactive connection, the provider's discovery failing) answers through `failFederated`;
+ * before, it rejects with the `SsoFailure`.
  */
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context/sign-in';
 import type { Database } from '../db/tenant-scope';
-import { publicBase, oidcRedirectUri, type SsoSettings } from '../domain/sso/connections';
+import { publicBase, oidcRedirectUri, ssoSettings, type SsoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
 import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
 
@@ -28,9 +32,6 @@ export interface Sso {
   router(completer: SignInCompleter): Router;
 }
 
-export function ssoSettings(config: Config): SsoSettings {
-  return { keyEncryptionSecret: config.keyEncryptionSecret, publicUrl: config.publicUrl, ssoAllowPrivateNetworks: config.ssoAllowPrivateNetworks };
-}
 
 /** Routes `/sso/…` to the SSO router; everything else goes on. */
 export function ssoStage(router: Router): RequestHandler {
@@ -47,15 +48,27 @@ export function createSso(config: Config, services: SsoServices): Sso {
   const settings = ssoSettings(config);
   const log = services.logger.child({ component: 'sso' });
 
+  /** The completer the router was built with: a start that fails answers through it too. */
+  let registered: SignInCompleter | null = null;
+
   const connector: SsoConnector = {
     tenantSso: (tenantId) => tenantSso(services.db, tenantId),
     async start(res, connectionId, handoff) {
-      const url = await startSignIn(services.db, settings, connectionId, handoff);
+      let url: string;
+      try {
+        url = await startSignIn(services.db, settings, connectionId, handoff);
+      } catch (err) {
+        if (!(err instanceof SsoFailure) || registered === null) throw err;
+        log.info({ reason: err.failure.reason, connection_id: err.failure.connectionId, tenant_id: err.failure.tenantId }, 'SSO sign-in not started');
+        await registered.failFederated(res.req, res, handoff.interactionUid, err.failure);
+        return;
+      }
       res.redirect(303, url);
     },
   };
 
   function router(completer: SignInCompleter): Router {
+    registered = completer;
     const r = express.Router({ caseSensitive: true, strict: true });
 
     /** Runs a callback: its identity to the completer, any refusal to failFederated; never a 500 of ours. */

@@ -5,6 +5,7 @@
  * issuer first (no transaction is held while the network is asked).
  */
 import { randomUUID } from 'node:crypto';
+import { serviceBaseUrl, type Config } from '../../config';
 import {
   connectionTenant,
   deleteConnection,
@@ -34,8 +35,14 @@ const SECRET_INFO = 'tenant-service sso connection secret v1';
 
 export interface SsoSettings {
   readonly keyEncryptionSecret: string | null;
-  readonly publicUrl: string | null;
+  /** The base of the URLs an identity provider is given (SERVICE_PUBLIC_URL, else the service's own URL), without a trailing slash. */
+  readonly publicUrl: string;
   readonly ssoAllowPrivateNetworks: boolean;
+}
+
+/** The settings of SSO in `config`. */
+export function ssoSettings(config: Pick<Config, 'keyEncryptionSecret' | 'publicUrl' | 'tenantTokenIssuer' | 'ssoAllowPrivateNetworks'>): SsoSettings {
+  return { keyEncryptionSecret: config.keyEncryptionSecret, publicUrl: serviceBaseUrl(config), ssoAllowPrivateNetworks: config.ssoAllowPrivateNetworks };
 }
 
 /** Checks an issuer by discovery (the OIDC side supplies it): throws SsoNetworkError or an Error naming the problem. */
@@ -53,10 +60,9 @@ export interface PatchInput {
   readonly idp_certificate?: string;
 }
 
-/** The base of the URLs an identity provider is given: SERVICE_PUBLIC_URL without its trailing slash. */
+/** The base of the URLs an identity provider is given. */
 export function publicBase(settings: Pick<SsoSettings, 'publicUrl'>): string {
-  if (settings.publicUrl === null) throw new ApiError('badRequest', 'SSO connections need SERVICE_PUBLIC_URL: it is the base of the redirect URI and SAML URLs given to the identity provider.');
-  return settings.publicUrl.replace(/\/+$/, '');
+  return settings.publicUrl;
 }
 
 export const oidcRedirectUri = (base: string) => `${base}/sso/oidc/callback`;

@@ -92,9 +92,12 @@ describe('the round trip through a real identity provider', () => {
 
   it('an inactive connection sends nobody anywhere', async () => {
     await request(h.t.app).patch(`/api/tenant/sso/connections/${realConnection}`).set('Authorization', tenant.auth).send({ status: 'inactive' }).expect(200);
-    const res = await fetch(`${h.base}/test/start?connection=${realConnection}&interaction=${interaction()}`, { redirect: 'manual' });
-    expect(res.status).toBe(418);
-    expect((await res.json()).reason).toBe('connection_inactive');
+    const uid = interaction();
+    const res = await fetch(`${h.base}/test/start?connection=${realConnection}&interaction=${uid}`, { redirect: 'manual' });
+    expect(res.status).toBe(400); // the completer's failure page
+    expect(lastFailure()).toMatchObject({ interactionUid: uid, failure: { reason: 'connection_inactive', connectionId: realConnection, tenantId: tenant.id } });
+    expect((await fetch(`${h.base}/test/start?connection=00000000-0000-4000-8000-000000000000&interaction=x`, { redirect: 'manual' })).status).toBe(400);
+    expect(lastFailure().failure.reason).toBe('connection_unknown');
     await request(h.t.app).patch(`/api/tenant/sso/connections/${realConnection}`).set('Authorization', tenant.auth).send({ status: 'active' }).expect(200);
   });
 });
@@ -126,7 +129,7 @@ describe('ID tokens the service must refuse', () => {
     expect(r.status).toBe(200);
     expect(h.recorded.completed.at(-1)!.identity).toMatchObject({ issuer: crafted.issuer, subject: 'c-1', email: 'bob@acme.test', emailVerified: false, connectionId: craftedConnection });
     const tr = crafted.tokenRequests.at(-1)!;
-    // client_secret_basic: id and secret form-encoded (RFC 6749 §2.3.1), then base64.
+    // client_secret_basic: id and secret form-encoded, then base64 (as OAuth 2.0 defines it).
     const [id, secret] = Buffer.from(tr.authorization!.replace(/^Basic /, ''), 'base64').toString('utf8').split(':').map(decodeURIComponent);
     expect([id, secret]).toEqual(['crafted-client', 'crafted-secret']);
     expect(tr.body.get('code_verifier')).toMatch(/^[\w-]{43,}$/);

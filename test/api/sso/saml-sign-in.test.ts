@@ -151,3 +151,19 @@ describe('responses refused, each with its reason', () => {
     expect(big.status).toBe(400);
   });
 });
+
+describe('deleting a connection', () => {
+  it('takes its sign-ins in flight and remembered assertion IDs with it; a response then names no request', async () => {
+    const done = await start();
+    expect((await post(await idp.respond(opts(done.requestId)))).status).toBe(200);
+    const s = await start();
+    const consumed = await ownerConnection()('sso_consumed_assertions').where({ connection_id: connection.connection_id }).count<{ n: string }[]>({ n: '*' });
+    expect(Number(consumed[0]!.n)).toBeGreaterThan(0);
+    await request(h.t.app).delete(`/api/tenant/sso/connections/${connection.connection_id}`).set('Authorization', tenant.auth).expect(204);
+    expect(await ownerConnection()('sso_requests').where({ connection_id: connection.connection_id }).first()).toBeUndefined();
+    expect(await ownerConnection()('sso_consumed_assertions').where({ connection_id: connection.connection_id }).first()).toBeUndefined();
+    expect((await post(await idp.respond(opts(s.requestId)))).status).toBe(400);
+    expect(lastFailure()).toMatchObject({ interactionUid: null, failure: { reason: 'saml_request_unknown' } });
+    expect((await fetch(connection.sp_entity_id + '/metadata')).status).toBe(404);
+  });
+});

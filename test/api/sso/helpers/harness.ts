@@ -45,7 +45,10 @@ export async function startSsoHarness(env: Record<string, string | undefined> = 
     { SERVICE_MULTI_TENANT_MODE: 'true', SERVICE_PUBLIC_URL: base, SERVICE_SSO_ALLOW_PRIVATE_NETWORKS: 'true', ...env },
     { signInCompleter: completer },
   );
+  // The sign-in pages' instance: its router is not mounted (the app's own serves /sso), but building
+  // it registers the completer, through which a start that cannot proceed answers.
   const sso = createSso(t.config, t.services);
+  sso.router(completer);
   const starter = express();
   starter.get('/test/start', async (req, res) => {
     try {
