@@ -7,11 +7,10 @@
  * URIs. The clients API refuses to change or delete it.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../../config';
+import { serviceBaseUrl, type Config } from '../../config';
 import type { OidcClient } from '../../context/sign-in';
 import { lockAndCountOidcClients, selectOidcClient, updateOidcClient } from '../../db/queries/oidc-clients';
 import { withService, type Database } from '../../db/tenant-scope';
-import { serviceBaseUrl } from '../../oidc/issuer';
 import { createClient } from './clients';
 
 /** The console's client id at the service's own provider. */
