@@ -750,9 +750,9 @@ export type Event = {
      * member.reactivated, group.created, group.updated, group.deleted, scim_token.created,
      * scim_token.revoked; verified domains (docs/domains.md): domain.claimed, domain.verified,
      * domain.lapsed, domain.removed, domain.updated, member.joined_by_domain; sign-in
-     * (docs/sign-in.md): client.created, client.updated, client.deleted; single sign-on
-     * (docs/sso.md): sso_connection.created, sso_connection.updated, sso_connection.deleted,
-     * sso_settings.updated.
+     * (docs/sign-in.md): client.created, client.updated, client.deleted, user.signed_in,
+     * user.sign_in_failed; single sign-on (docs/sso.md): sso_connection.created,
+     * sso_connection.updated, sso_connection.deleted, sso_settings.updated.
      *
      */
     action: string;

@@ -40,6 +40,7 @@ import { createContractApi } from './http/openapi';
 import { validateStage } from './http/validate';
 import { expressTrustProxy } from './trust-proxy';
 import { createOidc, oidcStage } from './oidc';
+import { createSignInPages } from './oidc/pages';
 
 export { BODY_LIMIT } from './http/body';
 
@@ -66,10 +67,13 @@ export async function createApp(config: Config, services: AppServices): Promise<
   app.set('query parser', 'simple');
   app.set('case sensitive routing', true);
 
-  // The service's own OpenID provider: built on its first request (src/oidc/index.ts).
-  const oidc = createOidc(config, services);
-  const authenticator = createAuthenticator(config, services.localKeys, services.authOptions, oidc);
+  // Sign-in: the tenants' SSO connections (src/sso), the provider's sign-in pages that send people
+  // to them and take them back (src/oidc/pages), and the service's own OpenID provider, built on
+  // its first request (src/oidc/index.ts). Tests may put a harness in place of either half.
   const sso = createSso(config, services);
+  const pages = createSignInPages(config, services, { connector: sso.connector });
+  const oidc = createOidc(config, services, { interactionRouter: services.oidcInteractions ?? pages.interactions });
+  const authenticator = createAuthenticator(config, services.localKeys, services.authOptions, oidc);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(
     pipeline(
@@ -81,7 +85,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),
         consoleStage(createConsoleRouter(config)),
-        ...(services.signInCompleter ? [ssoStage(sso.router(services.signInCompleter))] : []),
+        ssoStage(sso.router(services.signInCompleter ?? pages.completer)),
         tokenStage(authenticator),
         matchStage(contract.router, operations),
         scimTokenStage(services.db),

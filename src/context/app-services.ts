@@ -61,8 +61,8 @@ export interface AppServices {
   readonly authOptions?: AuthenticatorOptions;
   /** The budgets of refusals of unread bodies (src/http/refusal-delay.ts); a fresh one per app by default (tests pass one with their own clock). */
   readonly refusalDelay?: RefusalDelay;
-  /** The sign-in pages of the service's OpenID provider (src/oidc/index.ts); absent: src/oidc's own. Tests pass a harness. */
+  /** In place of the provider's sign-in pages (src/oidc/pages): a test's harness; absent in production. */
   readonly oidcInteractions?: InteractionRouterFactory;
-  /** Where SSO callbacks hand what an identity provider vouched for (src/oidc); absent: the /sso routes are not served. */
+  /** In place of the sign-in pages' completer, where SSO callbacks hand what an identity provider vouched for: a test's harness; absent in production. */
   readonly signInCompleter?: SignInCompleter;
 }

@@ -59,5 +59,7 @@ export const EVENT_ACTIONS = [
   'sso_connection.updated',
   'sso_connection.deleted',
   'sso_settings.updated',
+  'user.signed_in',
+  'user.sign_in_failed',
 ] as const;
 export type EventAction = (typeof EVENT_ACTIONS)[number];

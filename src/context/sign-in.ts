@@ -116,7 +116,24 @@ export interface Oidc {
   publicKeys(): Promise<Array<Record<string, unknown>>>;
   interactionDetails(req: Request, res: Response): Promise<Interaction>;
   finishSignIn(req: Request, res: Response, choice: SignInChoice): Promise<void>;
+  /** Installs the sign-in pages' answer to `organization=` on a live session (see OrganizationSwitch). */
+  setOrganizationSwitch?(fn: OrganizationSwitch): void;
 }
+
+/**
+ * `organization=<slug or id>` on an authorization request of a signed-in person whose session
+ * holds a grant for the client (docs/sign-in.md#organizations): `keep` the grant (it chose that
+ * tenant), `interaction` (the pages decide), a new grant's id into the other tenant (prompt=none,
+ * a member there), or a protocol error (prompt=none never shows a page).
+ */
+export type OrganizationSwitch = (request: {
+  readonly accountId: string;
+  readonly clientId: string;
+  readonly grantId: string;
+  readonly organization: string;
+  readonly scope: string;
+  readonly promptNone: boolean;
+}) => Promise<'keep' | 'interaction' | { readonly grantId: string } | { readonly error: 'access_denied' | 'login_required'; readonly description: string }>;
 
 /** Builds the handler mounted at `/oidc/interaction` (req.url is `/<uid>…` there). */
 export type InteractionRouterFactory = (oidc: Oidc) => RequestHandler;

@@ -27,6 +27,7 @@ import * as systemPermissions from './migrations/025-system-permissions';
 import * as oidcClients from './migrations/026-oidc-clients';
 import * as oidcProvider from './migrations/027-oidc-provider';
 import * as ssoConnections from './migrations/028-sso-connections';
+import * as signInEmailCodes from './migrations/031-sign-in-email-codes';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -96,6 +97,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '026-oidc-clients': oidcClients,
   '027-oidc-provider': oidcProvider,
   '028-sso-connections': ssoConnections,
+  '031-sign-in-email-codes': signInEmailCodes,
 };
 
 /** The migrations this version knows, in the order they run. */

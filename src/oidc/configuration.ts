@@ -15,8 +15,9 @@ import type { Database } from '../db/tenant-scope';
 import type { Config } from '../config';
 import { pgAdapter } from './adapter';
 import { admittedMembership, flatClaims, personClaims, readAccount, readGrantSignIn, type PersonClaims } from './claims';
-import { errorPage, logoutPage, signedOutPage } from './pages';
+import { errorPage, logoutPage, signedOutPage } from './protocol-pages';
 import type { PrivateJwk } from './keys';
+import type { OrganizationSwitch } from '../context/sign-in';
 
 /** The scopes the provider knows. */
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email'] as const;
@@ -67,9 +68,11 @@ export interface ConfigurationInput {
   readonly audience: string;
   readonly keys: readonly PrivateJwk[];
   readonly cookieKeys: readonly string[];
+  /** `organization=` on a live session (src/oidc/pages/switch.ts): keep the grant, a new one, an interaction or an error. */
+  readonly switchOrganization?: OrganizationSwitch;
 }
 
-export function providerConfiguration({ config, db, issuer, audience, keys, cookieKeys }: ConfigurationInput): Configuration {
+export function providerConfiguration({ config, db, issuer, audience, keys, cookieKeys, switchOrganization }: ConfigurationInput): Configuration {
   const issuerPath = new URL(issuer).pathname.replace(/\/+$/, '');
 
   async function loadAccount(ctx: KoaContextWithOIDC, sub: string, token?: { grantId?: string }): Promise<LoadedAccount | undefined> {
@@ -142,9 +145,33 @@ export function providerConfiguration({ config, db, issuer, audience, keys, cook
       const chosen = ctx.oidc.result?.consent?.grantId;
       const grantId = chosen ?? ctx.oidc.session!.grantIdFor(ctx.oidc.client!.clientId);
       if (!grantId) return undefined;
-      const grant = await ctx.oidc.provider.Grant.find(grantId);
+      let grant = await ctx.oidc.provider.Grant.find(grantId);
       if (!grant) return undefined;
-      if (!chosen && !(await sessionGrantFits(grantId, grant.accountId!, (ctx.oidc.params as Record<string, unknown>).organization))) return undefined;
+      const organization = (ctx.oidc.params as Record<string, unknown>).organization;
+      if (!chosen && typeof organization === 'string' && switchOrganization) {
+        // The tenant is chosen per authorization: organization= naming another tenant than the
+        // session's grant switches (prompt=none: at once, or a protocol error) or asks the pages.
+        const scope = (ctx.oidc.params as Record<string, unknown>).scope;
+        const out = await switchOrganization({
+          accountId: grant.accountId!,
+          clientId: grant.clientId!,
+          grantId,
+          organization,
+          scope: typeof scope === 'string' ? scope : 'openid',
+          promptNone: ctx.oidc.prompts.has('none'),
+        });
+        if (out === 'interaction') return undefined;
+        if (typeof out === 'object' && 'error' in out) {
+          const { errors } = await import('oidc-provider');
+          throw out.error === 'login_required' ? new errors.LoginRequired(out.description) : new errors.AccessDenied(out.description);
+        }
+        if (typeof out === 'object') {
+          grant = await ctx.oidc.provider.Grant.find(out.grantId);
+          return grant ?? undefined;
+        }
+      }
+      // Without organization=, or after the pages kept the grant: its tenant must still admit the person.
+      if (!chosen && !(await sessionGrantFits(grantId, grant.accountId!, switchOrganization ? undefined : organization))) return undefined;
       if (!chosen) {
         // First-party: the session's grant covers what the client asks for now (no consent page).
         // It keeps the tenant its sign-in chose.

@@ -4,11 +4,11 @@
  *
  * The seam for the sign-in pages:
  *
- *   createOidc(config, services, { interactionRouter? }) → Oidc
+ *   createOidc(config, services, { interactionRouter }) → Oidc
  *     `interactionRouter(oidc)` returns the express handler mounted at `/oidc/interaction`
  *     (req.url is then `/<uid>…`); it shows the pages of the interaction `<uid>` and ends it with
- *     `oidc.finishSignIn`. Default: `services.oidcInteractions`, else the pages of
- *     src/oidc/interaction-router.ts.
+ *     `oidc.finishSignIn`: the sign-in pages of src/oidc/pages (src/app.ts; tests may pass a
+ *     harness through `services.oidcInteractions`).
  *   oidc.finishSignIn(req, res, { accountId, tenantId, method, connectionId })
  *     ends the interaction of `req` (its cookie): the person is signed in as `accountId`, into
  *     `tenantId` (null: no tenant), by `method` ('email' | 'sso'), through `connectionId`. It

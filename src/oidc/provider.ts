@@ -8,19 +8,19 @@ import express from 'express';
 import type Provider from 'oidc-provider' with { 'resolution-mode': 'import' };
 import type { Config } from '../config';
 import type { AppServices } from '../context/app-services';
-import type { InteractionRouterFactory, Oidc, SignInChoice } from '../context/sign-in';
+import type { InteractionRouterFactory, Oidc, OrganizationSwitch, SignInChoice } from '../context/sign-in';
 import { updateGrantSignIn } from '../db/queries/oidc-payloads';
 import { withService } from '../db/tenant-scope';
 import { readAccount } from './claims';
 import { providerConfiguration, OIDC_SCOPES } from './configuration';
-import { defaultInteractionRouter } from './interaction-router';
 import { oidcApiAudience, oidcIssuer } from './issuer';
 import { cookieKeys, loadOidcKeys, OidcKeysUnavailableError, type LoadedKeys } from './keys';
 
 export type { InteractionRouterFactory, Oidc, SignInChoice };
 
 export interface OidcOptions {
-  readonly interactionRouter?: InteractionRouterFactory;
+  /** The sign-in pages (src/oidc/pages; tests may pass a harness through services.oidcInteractions). */
+  readonly interactionRouter: InteractionRouterFactory;
   /** How often an instance rereads the key set (ms); default 60 s. */
   readonly keyRefreshMs?: number;
 }
@@ -43,7 +43,7 @@ interface Built {
   readonly checkAt: number;
 }
 
-export function createOidc(config: Config, services: AppServices, opts: OidcOptions = {}): Oidc {
+export function createOidc(config: Config, services: AppServices, opts: OidcOptions): Oidc {
   const issuer = oidcIssuer(config);
   const audience = oidcApiAudience(config);
   const refreshMs = opts.keyRefreshMs ?? KEY_REFRESH_MS;
@@ -51,6 +51,8 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
   let built: Built | null = null;
   let building: Promise<Built> | null = null;
   let cookies: Promise<string[]> | null = null;
+  // The sign-in pages' answer to organization= on a live session (src/oidc/pages/switch.ts); none: they decide in an interaction.
+  let organizationSwitch: OrganizationSwitch | null = null;
 
   async function build(previous: Built | null): Promise<Built> {
     const keys = await loadOidcKeys(db, config.keyEncryptionSecret);
@@ -61,7 +63,7 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       throw err;
     });
     const Provider = await loadProviderClass();
-    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies }));
+    const provider = new Provider(issuer, providerConfiguration({ config, db, issuer, audience, keys: keys.keys, cookieKeys: await cookies, switchOrganization: (r) => (organizationSwitch ? organizationSwitch(r) : Promise.resolve('interaction')) }));
     // The forwarded headers are rewritten by the stage from express's own reading (SERVICE_TRUST_PROXY).
     provider.proxy = true;
     provider.on('server_error', (_ctx, err) => services.logger.error({ err }, 'OpenID provider error'));
@@ -103,6 +105,9 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       );
     },
     provider: async () => (await current()).provider,
+    setOrganizationSwitch: (fn) => {
+      organizationSwitch = fn;
+    },
     publicKeys: async () => (await current()).keys.keys.map(({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use })),
     interactionDetails: async (req, res) => (await current()).provider.interactionDetails(req, res),
     finishSignIn: async (req, res, choice) => {
@@ -133,7 +138,7 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
   };
 
   // The pages first (their own router), then the protocol.
-  const interactions = (opts.interactionRouter ?? services.oidcInteractions ?? defaultInteractionRouter)(oidc);
+  const interactions = opts.interactionRouter(oidc);
   const router = express.Router({ caseSensitive: true, strict: false });
   router.use('/oidc/interaction', interactions);
   router.use('/oidc', oidc.handle);

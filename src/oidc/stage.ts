@@ -10,7 +10,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { OIDC_MOUNT_PATH } from './issuer';
-import { errorPage } from './pages';
+import { errorPage } from './protocol-pages';
 
 /** Pages the provider renders: no script, forms posting to itself, redirects to registered clients only. */
 const PAGE_CSP = "default-src 'none'; img-src 'self' data:; style-src 'self'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'";

@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context/sign-in';
 import type { Database } from '../db/tenant-scope';
-import { publicBase, oidcRedirectUri, ssoSettings, type SsoSettings } from '../domain/sso/connections';
+import { publicBase, oidcRedirectUri, ssoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
 import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
 

@@ -90,7 +90,7 @@ function ownProviderTenant(ctx: AuthenticatedContext, header: string | null): { 
 }
 
 /** The facts the decision reads (docs/tenants.md#membership). */
-export function decisionFacts(ctx: AuthenticatedContext, f: TenantEntryFacts): TenantFacts {
+export function decisionFacts(ctx: { readonly caller: Pick<AuthenticatedContext['caller'], 'emailVerified'> }, f: TenantEntryFacts): TenantFacts {
   const { tenant } = f;
   return {
     slug: tenant.slug,
