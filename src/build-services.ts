@@ -12,6 +12,7 @@ import { createRateLimiter } from './http/rate-limit';
 import type { AppServices } from './context/app-services';
 import { downgradeRefusal, encryptPlainClientSecrets, encryptPlainWebhookSecrets, missingEncryptionSecret } from './domain/secrets-at-rest';
 import { createMailer } from './mail/invitation-mail';
+import { registerConsoleClientAtBoot } from './domain/sign-in/console-client';
 import { startDecisionMemory } from './tenancy/decision-memory';
 
 export interface BuildServicesOptions {
@@ -27,6 +28,7 @@ export interface BuildServicesOptions {
 /** Loads the local signing key (local provider), builds the rate limiter, and checks the secrets at rest. */
 export async function buildServices(config: Config, opts: BuildServicesOptions): Promise<AppServices> {
   await checkSecretsAtRest(config, opts.db, opts.logger);
+  await registerConsoleClientAtBoot(opts.db, config, opts.logger);
   const localKeys = config.authProvider === 'local' ? loadOrCreateLocalKeys(config.dataDir) : null;
   // Said at every boot: a deployment where nobody can reach /api/setup is rarely meant.
   const noAdmin = noPlatformAdminReason(config);

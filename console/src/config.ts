@@ -12,6 +12,8 @@ export interface ConsoleConfig {
     resource: string | null;
     /** SERVICE_CONSOLE_AUDIENCE: sent as `audience` to the authorization endpoint (Auth0). */
     audience: string | null;
+    /** True for the service's own provider (its built-in client): a token names one tenant, switching signs in again. */
+    own?: boolean;
   } | null;
   /** SERVICE_AUTH_PROVIDER: `local` means sign-in links from `tenantctl console`. */
   authProvider: 'local' | 'jwt' | 'jwks' | 'oidc';

@@ -45,20 +45,68 @@ export function oidcAvailable(): boolean {
 }
 
 /** Sends the browser to the provider's sign-in page; `returnTo` is the console path to come back to. */
-export async function startOidcSignIn(returnTo: string): Promise<void> {
+export async function startOidcSignIn(returnTo: string, organization?: { slug: string; prompt: 'none' | 'login' }): Promise<void> {
   const m = await userManager();
   if (!m) throw new Error('No OpenID provider is configured for the console.');
-  await m.signinRedirect({ state: { returnTo } });
+  if (!organization) return m.signinRedirect({ state: { returnTo } });
+  // The service's own provider: a token for another tenant (`organization`), first without a page
+  // (prompt=none), then, when the provider needs the person, through its sign-in.
+  const resource = consoleConfig.oidc?.resource;
+  await m.signinRedirect({
+    prompt: organization.prompt,
+    extraQueryParams: { ...(resource ? { resource } : {}), organization: organization.slug },
+    state: { returnTo, organization: organization.slug, prompt: organization.prompt },
+  });
 }
 
-/** Finishes the redirect at /console/callback: the access token and the path to return to. */
-export async function completeOidcSignIn(): Promise<{ accessToken: string; returnTo: string }> {
+/** True when the console signs in through the service's own provider, whose tokens name one tenant. */
+export function ownProvider(): boolean {
+  return consoleConfig.oidc?.own === true;
+}
+
+/** The `tenant` claim (a slug) of an access token of the service's own provider, or null. */
+export function tokenTenant(token: string): string | null {
+  try {
+    const part = token.split('.')[1] ?? '';
+    const claims = JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(part.length / 4) * 4, '='))) as { tenant?: unknown };
+    return typeof claims.tenant === 'string' ? claims.tenant : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the provider answers when prompt=none cannot be honoured without a page. */
+const NEEDS_PAGE = new Set(['login_required', 'interaction_required', 'consent_required', 'account_selection_required']);
+
+const safePath = (p: unknown) => (typeof p === 'string' && p.startsWith('/') && !p.startsWith('//') ? p : '/');
+
+/**
+ * Finishes the redirect at /console/callback: the access token and the path to return to; null
+ * when a switch of organization went on to the provider's sign-in page (the browser is leaving).
+ */
+export async function completeOidcSignIn(): Promise<{ accessToken: string; returnTo: string } | null> {
   const m = await userManager();
   if (!m) throw new Error('No OpenID provider is configured for the console.');
-  const user = await m.signinRedirectCallback();
-  const state = user.state as { returnTo?: unknown } | undefined;
-  const returnTo = typeof state?.returnTo === 'string' && state.returnTo.startsWith('/') && !state.returnTo.startsWith('//') ? state.returnTo : '/';
-  return { accessToken: user.access_token, returnTo };
+  type Switch = { returnTo?: unknown; organization?: unknown; prompt?: unknown } | undefined;
+  let user;
+  try {
+    user = await m.signinRedirectCallback();
+  } catch (e) {
+    // A switch without a page refused: the same switch, through the sign-in page.
+    const { error, state } = e as { error?: unknown; state?: Switch };
+    if (typeof error === 'string' && NEEDS_PAGE.has(error) && typeof state?.organization === 'string' && state.prompt === 'none') {
+      await startOidcSignIn(safePath(state.returnTo), { slug: state.organization, prompt: 'login' });
+      return null;
+    }
+    throw e;
+  }
+  const state = user.state as Switch;
+  // The provider's session answered for the tenant it signed into before: sign in to the one asked for.
+  if (typeof state?.organization === 'string' && state.prompt === 'none' && tokenTenant(user.access_token) !== state.organization) {
+    await startOidcSignIn(safePath(state.returnTo), { slug: state.organization, prompt: 'login' });
+    return null;
+  }
+  return { accessToken: user.access_token, returnTo: safePath(state?.returnTo) };
 }
 
 /**
@@ -93,7 +141,15 @@ export function watchOidcRenewal(current: () => string | null, onRenewed: (acces
   };
 }
 
-/** Forgets the provider's tokens in this tab (the provider's own session is left as it is). */
-export async function oidcSignOut(): Promise<void> {
-  await (await userManager())?.removeUser();
+/**
+ * Forgets the provider's tokens in this tab. With `atProvider`, a sign-in through the service's
+ * own provider also ends the provider's session (RP-initiated logout: its confirmation page, then
+ * back to the console); another provider's session is left as it is.
+ */
+export async function oidcSignOut(atProvider = false): Promise<void> {
+  const m = await userManager();
+  if (!m) return;
+  const user = atProvider && ownProvider() ? await m.getUser() : null;
+  if (user?.id_token) return m.signoutRedirect({ id_token_hint: user.id_token });
+  await m.removeUser();
 }

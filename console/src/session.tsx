@@ -16,7 +16,7 @@ import { getSetupStatusOptions, listMyTenantsOptions } from '@generated/@tanstac
 import type { MyTenant } from '@generated/types.gen';
 import type { SystemPermission } from '@service/context/permissions';
 import { configureApi, type ApiProblem } from './api';
-import { oidcAvailable, oidcSignOut, watchOidcRenewal } from './oidc';
+import { oidcAvailable, oidcSignOut, ownProvider, startOidcSignIn, tokenTenant, watchOidcRenewal } from './oidc';
 import { useSignInLinkExchange } from './sign-in-link';
 
 const TOKEN_KEY = 'tenant-service.console.token';
@@ -69,9 +69,14 @@ export function adoptTenantQuery(): void {
   window.history.replaceState(null, '', `${pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
 }
 
-/** Stores a token obtained by the OpenID sign-in (console/src/oidc.ts). */
+/**
+ * Stores a token obtained by the OpenID sign-in (console/src/oidc.ts). A token of the service's
+ * own provider names its tenant: the console works on that one.
+ */
 export function storeToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
+  const tenant = ownProvider() ? tokenTenant(token) : null;
+  if (tenant !== null && SLUG.test(tenant)) sessionStorage.setItem(TENANT_KEY, tenant);
 }
 
 /** A message to show once on the sign-in page (an expired sign-in, a broken link). */
@@ -134,7 +139,8 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       queryClient.clear();
       setToken(null);
       setTenantSlug(null);
-      void oidcSignOut();
+      // Signing out by hand also ends the own provider's session; an expiry only forgets the tokens here.
+      void oidcSignOut(message === undefined);
     },
     [queryClient],
   );
@@ -210,6 +216,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [tenantSlug, myTenants]);
 
   const selectTenant = useCallback((slug: string) => {
+    // A token of the service's own provider is for one tenant: another one takes a new token.
+    const current = sessionStorage.getItem(TOKEN_KEY);
+    const bound = current !== null && ownProvider() ? tokenTenant(current) : null;
+    if (bound !== null && bound !== slug) {
+      void startOidcSignIn('/tenant', { slug, prompt: 'none' });
+      return;
+    }
     sessionStorage.setItem(TENANT_KEY, slug);
     setTenantSlug(slug);
   }, []);

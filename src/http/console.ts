@@ -8,13 +8,15 @@
  *   GET /console/assets/<file>      the bundle's hashed files, cached for a year (immutable)
  *
  * The page has the same CSP as /docs (no inline script, nothing from the internet), plus the
- * origin of SERVICE_OIDC_ISSUER in connect-src when the console signs in with it.
+ * origin of the provider the console signs in with in connect-src.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
+import { CONSOLE_CLIENT_ID } from '../domain/sign-in/console-client';
+import { oidcApiAudience, oidcIssuer } from '../oidc/issuer';
 import { asset, pageCsp, sendAsset, type Asset } from './static-assets';
 
 export const CONSOLE_PREFIX = '/console';
@@ -47,19 +49,25 @@ export function consoleBuildDir(): string {
   return path.join(packageRoot(), 'dist', 'console');
 }
 
+/** The scopes the console asks the service's own provider for (a refresh token, the person's email and name). */
+export const OWN_PROVIDER_SCOPES = 'openid email profile offline_access';
+
+/**
+ * The provider the console signs in with: the one the operator configured for it
+ * (SERVICE_OIDC_ISSUER with SERVICE_CONSOLE_CLIENT_ID) when there is one, else the service's own
+ * provider with the console's built-in client (docs/console.md#signing-in-through-the-services-own-provider).
+ */
+export function consoleSignIn(config: Config): { issuer: string; clientId: string; scopes: string; resource: string | null; audience: string | null; own: boolean } {
+  if (config.oidcIssuer && config.consoleClientId) {
+    return { issuer: config.oidcIssuer, clientId: config.consoleClientId, scopes: config.consoleScopes, resource: config.consoleResource, audience: config.consoleAudience, own: false };
+  }
+  return { issuer: oidcIssuer(config), clientId: CONSOLE_CLIENT_ID, scopes: OWN_PROVIDER_SCOPES, resource: oidcApiAudience(config), audience: null, own: true };
+}
+
 /** What the page needs to know about this instance (never a secret: it is public). */
 export function consoleSettings(config: Config): Record<string, unknown> {
   return {
-    oidc:
-      config.oidcIssuer && config.consoleClientId
-        ? {
-            issuer: config.oidcIssuer,
-            clientId: config.consoleClientId,
-            scopes: config.consoleScopes,
-            resource: config.consoleResource,
-            audience: config.consoleAudience,
-          }
-        : null,
+    oidc: consoleSignIn(config),
     authProvider: config.authProvider,
     multiTenantMode: config.multiTenantMode,
   };
@@ -98,8 +106,9 @@ export function createConsoleRouter(config: Config, dir: string = consoleBuildDi
       if (type && ASSET_NAME.test(name)) assets.set(name, asset(fs.readFileSync(path.join(dir, 'assets', name)), type));
     }
   }
-  const issuerOrigin = config.oidcIssuer && config.consoleClientId ? new URL(config.oidcIssuer).origin : null;
-  const csp = pageCsp(issuerOrigin ? [issuerOrigin] : []);
+  // The service's own provider is served by this same origin ('self').
+  const signIn = consoleSignIn(config);
+  const csp = pageCsp(signIn.own ? [] : [new URL(signIn.issuer).origin]);
 
   const router = express.Router({ caseSensitive: true, strict: true });
   router.get(`${ASSET_PREFIX}:name`, (req, res, next) => {

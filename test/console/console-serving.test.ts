@@ -56,20 +56,25 @@ describe('the page', () => {
     expect(r.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(r.headers['cache-control']).toBe('no-cache');
     expect(r.text).toContain('<div id="root">');
-    expect(settingsOf(r.text)).toEqual({ oidc: null, authProvider: 'local', multiTenantMode: true });
+    // No external provider for the console: the service's own, with the console's built-in client.
+    expect(settingsOf(r.text)).toEqual({
+      oidc: { issuer: `${local.config.tenantTokenIssuer}/oidc`, clientId: 'tenant-service-console', scopes: 'openid email profile offline_access', resource: `${local.config.tenantTokenIssuer}/api`, audience: null, own: true },
+      authProvider: 'local',
+      multiTenantMode: true,
+    });
   });
 
   it('with OIDC sign-in, the settings name the provider and the client, and nothing secret', async () => {
     const r = await request(oidc.app).get('/console/').expect(200);
     expect(settingsOf(r.text)).toEqual({
-      oidc: { issuer: ISSUER, clientId: 'tenant-console', scopes: 'openid profile email', resource: 'urn:tenant-api', audience: null },
+      oidc: { issuer: ISSUER, clientId: 'tenant-console', scopes: 'openid profile email', resource: 'urn:tenant-api', audience: null, own: false },
       authProvider: 'oidc',
       multiTenantMode: false,
     });
     expect(r.text).not.toContain('a-secret-that-must-never-reach-the-page');
   });
 
-  it('has the CSP of /docs, plus the issuer origin in connect-src only when OIDC sign-in is configured', async () => {
+  it('has the CSP of /docs, plus the issuer origin in connect-src only when an external provider is configured for the console', async () => {
     const docs = cspDirectives((await request(local.app).get('/docs').expect(200)).headers['content-security-policy']);
     const plain = cspDirectives((await request(local.app).get('/console/').expect(200)).headers['content-security-policy']);
     expect(plain).toEqual(docs);

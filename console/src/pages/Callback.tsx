@@ -11,7 +11,7 @@ import { completeOidcSignIn } from '../oidc';
 import { Link, navigate } from '../router';
 import { storeToken } from '../session';
 
-let started: Promise<{ accessToken: string; returnTo: string }> | null = null;
+let started: Promise<{ accessToken: string; returnTo: string } | null> | null = null;
 
 export default function Callback() {
   const [failure, setFailure] = useState<string | null>(null);
@@ -19,7 +19,9 @@ export default function Callback() {
     // Once per page load: the code may be exchanged only once (StrictMode runs effects twice).
     started ??= completeOidcSignIn();
     started
-      .then(({ accessToken, returnTo }) => {
+      .then((done) => {
+        if (!done) return; // a switch of organization went on to the provider's sign-in page
+        const { accessToken, returnTo } = done;
         storeToken(accessToken);
         window.dispatchEvent(new Event('tenant-service:token'));
         navigate(returnTo, { replace: true });

@@ -1,14 +1,14 @@
 /**
- * Sign-in: with the OpenID provider when the instance has one (SERVICE_OIDC_ISSUER and
- * SERVICE_CONSOLE_CLIENT_ID), and always the way of the `local` provider, a link printed by
- * `tenantctl console`.
+ * Sign-in: with the OpenID provider configured for the console (SERVICE_OIDC_ISSUER and
+ * SERVICE_CONSOLE_CLIENT_ID), else the service's own provider; with the `local` provider, also a
+ * link printed by `tenantctl console`.
  */
 import { useEffect, useState } from 'react';
 import { localProblem } from '../api';
 import { ErrorNotice } from '../components/ErrorNotice';
 import { Page } from '../components/Page';
 import { consoleConfig } from '../config';
-import { oidcAvailable, startOidcSignIn } from '../oidc';
+import { oidcAvailable, ownProvider, startOidcSignIn } from '../oidc';
 import { useLocation } from '../router';
 import { peekNotice, takeNotice } from '../session';
 
@@ -32,8 +32,12 @@ export default function SignIn() {
       ) : null}
       {oidcAvailable() ? (
         <section aria-labelledby="signin-oidc">
-          <h2 id="signin-oidc">With your organization's sign-in</h2>
-          <p>You will be sent to {new URL(consoleConfig.oidc!.issuer).host} to sign in, then brought back here.</p>
+          <h2 id="signin-oidc">{ownProvider() ? 'With your email address' : "With your organization's sign-in"}</h2>
+          <p>
+            {ownProvider()
+              ? "This service's sign-in page asks for your email address, then for a code it mails you or for your organization's single sign-on, and the organization to work on; then it brings you back here."
+              : `You will be sent to ${new URL(consoleConfig.oidc!.issuer).host} to sign in, then brought back here.`}
+          </p>
           <button
             type="button"
             className="primary"
