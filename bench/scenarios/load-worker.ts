@@ -19,6 +19,8 @@ export interface LoadRun {
   body?: string;
   /** Each request's body: this, with every `{n}` replaced by the request's number on this thread (unique SCIM userNames). */
   numberedBody?: string;
+  /** Requests per second across all connections (a steady caller); absent: as fast as answered. */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -43,6 +45,7 @@ if (parentPort && workerData && (workerData as { loadWorker?: boolean }).loadWor
       url: r.url,
       method: r.method ?? 'GET',
       connections: r.connections,
+      ...(r.overallRate === undefined ? {} : { overallRate: r.overallRate }),
       duration: r.durationS,
       headers: r.headers ?? {},
       body: r.body,
