@@ -161,8 +161,11 @@ export async function createRateLimiter(
 
   const limiters = new Map<RateLimitRule, RequestHandler>();
   for (const rule of rules.values()) limiters.set(rule, limiterFor(rule, backend.makeStore(rule.name), limiterLogger));
-  // The sign-in browser routes' counters (./sign-in-rate-limit.ts), on the same stores.
-  const signIn = signInRateLimitStage(signInRules(config), (name) => backend.makeStore(name), limiterLogger);
+  // The sign-in browser routes' counters (./sign-in-rate-limit.ts), on the same stores: a
+  // contract counter of the same name would share their keys, so it stops the boot.
+  const signInCounters = signInRules(config);
+  for (const r of signInCounters) if (rules.has(r.name)) throw new Error(`Rate-limit counter ${r.name} is declared by openapi.yaml and by the sign-in routes.`);
+  const signIn = signInRateLimitStage(signInCounters, (name) => backend.makeStore(name), limiterLogger);
 
   // Load the Redis scripts now, before the caller goes on to build the app: that is CPU-bound
   // work which would otherwise delay the replies past the command timeout.
