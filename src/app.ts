@@ -81,6 +81,8 @@ export async function createApp(config: Config, services: AppServices): Promise<
         helmet(),
         requestStateStage(services),
         callerTurnsStage(new CallerTurns(MAX_WAITING_PER_CALLER), authenticator.knownCaller, neverWaiting(operations)),
+        // The sign-in routes' per-address limits, before their stages answer (src/http/sign-in-rate-limit.ts).
+        ...(services.rateLimiter?.signIn ? [services.rateLimiter.signIn] : []),
         oidcStage(oidc.handle, services.logger),
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),

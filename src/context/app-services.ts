@@ -19,6 +19,8 @@ import type { InteractionRouterFactory, SignInCompleter } from './sign-in';
 export interface RateLimiter {
   /** Counts the request against its operation's counter (reads the request state: operation, caller). */
   readonly middleware: RequestHandler;
+  /** Counts the sign-in browser routes (`/oidc/auth`, `/oidc/interaction`, `/oidc/token`, `/sso`) per client address; runs before their stages. */
+  readonly signIn?: RequestHandler;
   /** `memory` (in-process), `redis`, or `degraded` (Redis configured but unreachable). */
   storeState(): 'memory' | 'redis' | 'degraded';
   close(): Promise<void>;

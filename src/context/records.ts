@@ -195,3 +195,55 @@ export interface ConsoleSignInCode {
   created_at: Date;
   expires_at: Date;
 }
+
+/** A signing key of the service's OpenID provider (docs/sign-in.md#signing-keys); `private_key` sealed when `private_key_encryption` says so. */
+export interface OidcSigningKey {
+  kid: string;
+  algorithm: 'RS256';
+  public_jwk: Record<string, unknown>;
+  private_key: Record<string, unknown>;
+  private_key_encryption: 'none' | 'aes-256-gcm';
+  created_at: Date;
+  signs_from: Date;
+  signs_until: Date | null;
+  published_until: Date | null;
+}
+
+export type SsoConnectionType = 'oidc' | 'saml';
+export type SsoConnectionStatus = 'active' | 'inactive';
+
+/**
+ * A tenant's SSO connection as stored (docs/sso.md), the client secret still sealed; the API's
+ * body is the contract's `SsoConnection`. Named in camelCase as the sign-in code reads it.
+ */
+export interface StoredSsoConnection {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly type: SsoConnectionType;
+  readonly name: string;
+  readonly status: SsoConnectionStatus;
+  readonly oidcIssuer: string | null;
+  readonly oidcClientId: string | null;
+  /** The stored form: sealed (`enc1.…`) or plain. */
+  readonly oidcStoredSecret: string | null;
+  readonly oidcScopes: readonly string[] | null;
+  readonly samlIdpEntityId: string | null;
+  readonly samlIdpSsoUrl: string | null;
+  /** Base64 DER of the IdP's signing certificate. */
+  readonly samlIdpCertificate: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A sign-in sent to a tenant's identity provider, awaiting its callback (`usedAt` set once used). */
+export interface SsoRequest {
+  readonly id: string;
+  readonly kind: SsoConnectionType;
+  readonly tenantId: string;
+  readonly connectionId: string;
+  readonly interactionUid: string;
+  readonly codeVerifier: string | null;
+  readonly nonce: string | null;
+  readonly expiresAt: Date;
+  readonly usedAt: Date | null;
+}

@@ -19,6 +19,7 @@ import type {
   UpdateSsoSettingsResponses,
 } from '../../generated/types.gen';
 import type { Config } from '../config';
+import type { StoredSsoConnection } from '../context/records';
 import { originOf } from '../domain/events';
 import * as sso from '../domain/sso/connections';
 import { checkIssuer } from '../domain/sso/oidc';
@@ -26,7 +27,7 @@ import { certificateInfo } from '../domain/sso/saml-metadata';
 import { tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
 
-function toConnection(config: Config, c: sso.SsoConnectionRow): SsoConnection {
+function toConnection(config: Config, c: StoredSsoConnection): SsoConnection {
   const base = sso.ssoSettings(config).publicUrl;
   const common = { connection_id: c.id, type: c.type, name: c.name, status: c.status, created_at: c.createdAt.toISOString(), updated_at: c.updatedAt.toISOString() };
   if (c.type === 'oidc') return { ...common, redirect_uri: sso.oidcRedirectUri(base), issuer: c.oidcIssuer!, client_id: c.oidcClientId!, scopes: [...(c.oidcScopes ?? [])] };

@@ -12,8 +12,9 @@
  * verifiers, which must never be refused, and the contract documents no 429 for them.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit, type AugmentedRequest, type Logger as RateLimitLogger, type Store } from 'express-rate-limit';
+import { rateLimit, type AugmentedRequest, type Logger as RateLimitLogger, type Store } from 'express-rate-limit';
 import { rateLimitHeaders } from './rate-limit-headers';
+import { addressKey, signInRateLimitStage, signInRules } from './sign-in-rate-limit';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -82,9 +83,7 @@ function keyFor(req: Request, per: RateLimitRule['per'] = 'caller'): string {
   const state = stateOf(req);
   if (per === 'scimToken' && state.scim) return `scim:${state.scim.tokenId}`;
   if (state.caller && per === 'caller') return `caller:${JSON.stringify([state.caller.issuer, state.caller.subject])}`;
-  // ipKeyGenerator groups an IPv6 client's /56, so rotating addresses in one subnet does not help.
-  const ip = state.clientIp(req);
-  return ip ? `ip:${ipKeyGenerator(ip)}` : 'ip:unknown';
+  return addressKey(req);
 }
 
 
@@ -162,6 +161,11 @@ export async function createRateLimiter(
 
   const limiters = new Map<RateLimitRule, RequestHandler>();
   for (const rule of rules.values()) limiters.set(rule, limiterFor(rule, backend.makeStore(rule.name), limiterLogger));
+  // The sign-in browser routes' counters (./sign-in-rate-limit.ts), on the same stores: a
+  // contract counter of the same name would share their keys, so it stops the boot.
+  const signInCounters = signInRules(config);
+  for (const r of signInCounters) if (rules.has(r.name)) throw new Error(`Rate-limit counter ${r.name} is declared by openapi.yaml and by the sign-in routes.`);
+  const signIn = signInRateLimitStage(signInCounters, (name) => backend.makeStore(name), limiterLogger);
 
   // Load the Redis scripts now, before the caller goes on to build the app: that is CPU-bound
   // work which would otherwise delay the replies past the command timeout.
@@ -175,6 +179,7 @@ export async function createRateLimiter(
 
   return {
     middleware,
+    signIn,
     storeState: () => backend.storeState(),
     close: () => backend.close(),
   };

@@ -20,8 +20,8 @@ import {
   selectLatestOidcKey,
   selectPublishedOidcKeys,
   type NewOidcKey,
-  type OidcKeyRow,
 } from '../db/queries/oidc-keys';
+import type { OidcSigningKey } from '../context/records';
 import { withService, type Database } from '../db/tenant-scope';
 import { decryptPrivateKey, encryptPrivateKey, SecretDecryptionError, type EncryptedEnvelope } from '../domain/key-encryption';
 import { downgradeRefusal, holdsEncryptedSecrets, refusePlainSecretDowngrade } from '../domain/secrets-at-rest';
@@ -64,7 +64,7 @@ function generateKey(secret: string | null): NewOidcKey {
   return { kid, publicJwk, privateKey: { ...encryptPrivateKey(secret, kid, JSON.stringify(jwk)) }, encryption: 'aes-256-gcm' };
 }
 
-function privateJwkOf(row: OidcKeyRow, secret: string | null): PrivateJwk {
+function privateJwkOf(row: OidcSigningKey, secret: string | null): PrivateJwk {
   let jwk: Record<string, unknown>;
   if (row.private_key_encryption === 'none') jwk = row.private_key;
   else {
@@ -120,8 +120,8 @@ export async function loadOidcKeys(db: Database, secret: string | null): Promise
 }
 
 /** The key signing at `now` (database clock): the latest `signs_from` not in the future and not retired. */
-function signerAt(rows: readonly OidcKeyRow[], now: number): OidcKeyRow | undefined {
-  let best: OidcKeyRow | undefined;
+function signerAt(rows: readonly OidcSigningKey[], now: number): OidcSigningKey | undefined {
+  let best: OidcSigningKey | undefined;
   for (const r of rows) {
     if (r.signs_from.getTime() > now) continue;
     if (r.signs_until !== null && r.signs_until.getTime() <= now) continue;

@@ -5,18 +5,22 @@
  * signs.
  */
 import type { Knex } from 'knex';
+import type { OidcSigningKey } from '../../context/records';
 
-export interface OidcKeyRow {
-  kid: string;
-  algorithm: 'RS256';
-  public_jwk: Record<string, unknown>;
-  private_key: Record<string, unknown>;
-  private_key_encryption: 'none' | 'aes-256-gcm';
-  created_at: Date;
-  signs_from: Date;
-  signs_until: Date | null;
-  published_until: Date | null;
-}
+/** The stored row: the record's columns, one for one. */
+type KeyRow = OidcSigningKey;
+
+const toKey = (r: KeyRow): OidcSigningKey => ({
+  kid: r.kid,
+  algorithm: r.algorithm,
+  public_jwk: r.public_jwk,
+  private_key: r.private_key,
+  private_key_encryption: r.private_key_encryption,
+  created_at: r.created_at,
+  signs_from: r.signs_from,
+  signs_until: r.signs_until,
+  published_until: r.published_until,
+});
 
 export interface NewOidcKey {
   kid: string;
@@ -31,23 +35,24 @@ export async function lockOidcKeys(trx: Knex.Transaction): Promise<void> {
 }
 
 /** The published keys (not past `published_until`), oldest signer first, and the database's now. */
-export async function selectPublishedOidcKeys(trx: Knex.Transaction): Promise<{ rows: OidcKeyRow[]; now: Date }> {
-  const rows = (await trx('oidc_signing_keys')
+export async function selectPublishedOidcKeys(trx: Knex.Transaction): Promise<{ rows: OidcSigningKey[]; now: Date }> {
+  const rows = ((await trx('oidc_signing_keys')
     .where((q) => q.whereNull('published_until').orWhere('published_until', '>', trx.raw('now()')))
-    .orderBy([{ column: 'signs_from' }, { column: 'kid' }])) as OidcKeyRow[];
+    .orderBy([{ column: 'signs_from' }, { column: 'kid' }])) as KeyRow[]).map(toKey);
   const { rows: clock } = (await trx.raw('select now() as now')) as { rows: Array<{ now: Date }> };
   return { rows, now: clock[0]!.now };
 }
 
 /** The key without a successor (the newest), locked when `forUpdate`. */
-export async function selectLatestOidcKey(trx: Knex.Transaction, forUpdate = false): Promise<OidcKeyRow | undefined> {
+export async function selectLatestOidcKey(trx: Knex.Transaction, forUpdate = false): Promise<OidcSigningKey | undefined> {
   const q = trx('oidc_signing_keys').whereNull('signs_until').first();
   if (forUpdate) q.forUpdate();
-  return (await q) as OidcKeyRow | undefined;
+  const row = (await q) as KeyRow | undefined;
+  return row ? toKey(row) : undefined;
 }
 
 /** Inserts a key that signs `delaySeconds` from now. */
-export async function insertOidcKey(trx: Knex.Transaction, key: NewOidcKey, delaySeconds: number): Promise<OidcKeyRow> {
+export async function insertOidcKey(trx: Knex.Transaction, key: NewOidcKey, delaySeconds: number): Promise<OidcSigningKey> {
   try {
     const [row] = (await trx('oidc_signing_keys')
       .insert({
@@ -58,8 +63,8 @@ export async function insertOidcKey(trx: Knex.Transaction, key: NewOidcKey, dela
         private_key_encryption: key.encryption,
         signs_from: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
       })
-      .returning('*')) as OidcKeyRow[];
-    return row!;
+      .returning('*')) as KeyRow[];
+    return toKey(row!);
   } catch (err) {
     // knex's message inlines the statement's values, the private key among them: keep the database's own message.
     if (err instanceof Error) {
@@ -71,15 +76,15 @@ export async function insertOidcKey(trx: Knex.Transaction, key: NewOidcKey, dela
 }
 
 /** Ends a key's signing `delaySeconds` from now and keeps it published `keepSeconds` longer. */
-export async function retireOidcKey(trx: Knex.Transaction, kid: string, delaySeconds: number, keepSeconds: number): Promise<OidcKeyRow> {
+export async function retireOidcKey(trx: Knex.Transaction, kid: string, delaySeconds: number, keepSeconds: number): Promise<OidcSigningKey> {
   const [row] = (await trx('oidc_signing_keys')
     .where({ kid })
     .update({
       signs_until: trx.raw('now() + make_interval(secs => ?)', [delaySeconds]),
       published_until: trx.raw('now() + make_interval(secs => ?)', [delaySeconds + keepSeconds]),
     })
-    .returning('*')) as OidcKeyRow[];
-  return row!;
+    .returning('*')) as KeyRow[];
+  return toKey(row!);
 }
 
 /** Drops keys no longer published. */

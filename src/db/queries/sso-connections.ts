@@ -5,28 +5,10 @@
  * connection).
  */
 import type { Knex } from 'knex';
+import type { SsoConnectionStatus, SsoConnectionType, StoredSsoConnection } from '../../context/records';
 
-export type SsoType = 'oidc' | 'saml';
-export type SsoStatus = 'active' | 'inactive';
-
-export interface SsoConnectionRow {
-  readonly tenantId: string;
-  readonly id: string;
-  readonly type: SsoType;
-  readonly name: string;
-  readonly status: SsoStatus;
-  readonly oidcIssuer: string | null;
-  readonly oidcClientId: string | null;
-  /** The stored form: sealed (`enc1.…`) or plain. */
-  readonly oidcStoredSecret: string | null;
-  readonly oidcScopes: readonly string[] | null;
-  readonly samlIdpEntityId: string | null;
-  readonly samlIdpSsoUrl: string | null;
-  /** Base64 DER of the IdP's signing certificate. */
-  readonly samlIdpCertificate: string | null;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-}
+export type SsoType = SsoConnectionType;
+export type SsoStatus = SsoConnectionStatus;
 
 interface Row {
   tenant_id: string;
@@ -62,7 +44,7 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 
-const toConnection = (r: Row): SsoConnectionRow => ({
+const toConnection = (r: Row): StoredSsoConnection => ({
   tenantId: r.tenant_id,
   id: r.id,
   type: r.type,
@@ -88,7 +70,7 @@ export interface NewSsoConnection {
   readonly saml?: { idpEntityId: string; idpSsoUrl: string; idpCertificate: string };
 }
 
-export async function insertConnection(trx: Knex.Transaction, c: NewSsoConnection): Promise<SsoConnectionRow> {
+export async function insertConnection(trx: Knex.Transaction, c: NewSsoConnection): Promise<StoredSsoConnection> {
   const [row] = (await trx('sso_connections')
     .insert({
       tenant_id: c.tenantId,
@@ -108,12 +90,12 @@ export async function insertConnection(trx: Knex.Transaction, c: NewSsoConnectio
 }
 
 /** The tenant's connections, oldest first. */
-export async function selectConnections(trx: Knex.Transaction, tenantId: string): Promise<SsoConnectionRow[]> {
+export async function selectConnections(trx: Knex.Transaction, tenantId: string): Promise<StoredSsoConnection[]> {
   return ((await trx('sso_connections').where({ tenant_id: tenantId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select([...COLUMNS])) as Row[]).map(toConnection);
 }
 
 /** One of the tenant's connections; `forUpdate` locks it. */
-export async function selectConnection(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<SsoConnectionRow | null> {
+export async function selectConnection(trx: Knex.Transaction, tenantId: string, id: string, forUpdate = false): Promise<StoredSsoConnection | null> {
   const q = trx('sso_connections').where({ tenant_id: tenantId, id }).first([...COLUMNS]);
   const row = (await (forUpdate ? q.forUpdate() : q)) as Row | undefined;
   return row ? toConnection(row) : null;
@@ -135,7 +117,7 @@ export interface ConnectionPatch {
   readonly samlIdpCertificate?: string;
 }
 
-export async function updateConnection(trx: Knex.Transaction, tenantId: string, id: string, p: ConnectionPatch): Promise<SsoConnectionRow> {
+export async function updateConnection(trx: Knex.Transaction, tenantId: string, id: string, p: ConnectionPatch): Promise<StoredSsoConnection> {
   const set: Record<string, unknown> = { updated_at: trx.fn.now() };
   if (p.name !== undefined) set.name = p.name;
   if (p.status !== undefined) set.status = p.status;

@@ -4,18 +4,7 @@
  * tenant transaction.
  */
 import type { Knex } from 'knex';
-
-export interface SsoRequestRow {
-  readonly id: string;
-  readonly kind: 'oidc' | 'saml';
-  readonly tenantId: string;
-  readonly connectionId: string;
-  readonly interactionUid: string;
-  readonly codeVerifier: string | null;
-  readonly nonce: string | null;
-  readonly expiresAt: Date;
-  readonly usedAt: Date | null;
-}
+import type { SsoRequest } from '../../context/records';
 
 interface Row {
   id: string;
@@ -29,7 +18,7 @@ interface Row {
   used_at: Date | null;
 }
 
-const toRequest = (r: Row): SsoRequestRow => ({
+const toRequest = (r: Row): SsoRequest => ({
   id: r.id,
   kind: r.kind,
   tenantId: r.tenant_id,
@@ -57,7 +46,7 @@ export async function insertSsoRequest(
  * set: an earlier one did); null when there is no such request. One statement: two callbacks
  * racing with one state see one winner.
  */
-export async function useSsoRequest(trx: Knex.Transaction, id: string, kind: 'oidc' | 'saml'): Promise<(SsoRequestRow & { expired: boolean }) | null> {
+export async function useSsoRequest(trx: Knex.Transaction, id: string, kind: 'oidc' | 'saml'): Promise<(SsoRequest & { expired: boolean }) | null> {
   const { rows } = await trx.raw<{ rows: Array<Row & { expired: boolean }> }>(
     `with before as (select * from sso_requests where id = ? and kind = ? for update),
           used as (update sso_requests r set used_at = now() from before b where r.id = b.id and b.used_at is null returning r.id)

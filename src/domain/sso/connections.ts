@@ -17,17 +17,15 @@ import {
   updateConnection,
   upsertSsoRequired,
   type ConnectionPatch,
-  type SsoConnectionRow,
   type SsoStatus,
 } from '../../db/queries/sso-connections';
+import type { StoredSsoConnection } from '../../context/records';
 import { withPlatformRead, withTenant, type Database, type Transaction } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
 import { recordEvent, type EventOrigin } from '../events';
 import { openSecret, sealSecret } from '../key-encryption';
 import { checkUrl, SsoNetworkError, type NetworkPolicy } from './network';
 import { certificateInfo, normalizeCertificate, parseIdpMetadata } from './saml-metadata';
-
-export type { SsoConnectionRow } from '../../db/queries/sso-connections';
 
 export const MAX_CONNECTIONS = 5;
 export const DEFAULT_SCOPES = ['openid', 'email', 'profile'] as const;
@@ -69,14 +67,14 @@ export const oidcRedirectUri = (base: string) => `${base}/sso/oidc/callback`;
 export const samlEntityId = (base: string, id: string) => `${base}/sso/saml/${id}`;
 
 /** What events say of a connection (no secret). */
-export function connectionData(c: SsoConnectionRow): Record<string, unknown> {
+export function connectionData(c: StoredSsoConnection): Record<string, unknown> {
   return c.type === 'oidc'
     ? { connection_id: c.id, type: c.type, name: c.name, status: c.status, issuer: c.oidcIssuer, client_id: c.oidcClientId, scopes: c.oidcScopes }
     : { connection_id: c.id, type: c.type, name: c.name, status: c.status, idp_entity_id: c.samlIdpEntityId, idp_sso_url: c.samlIdpSsoUrl, idp_certificate_sha256: certificateInfo(c.samlIdpCertificate!).fingerprint_sha256 };
 }
 
 /** The plain client secret of an OIDC connection (to call its token endpoint). */
-export function openClientSecret(settings: Pick<SsoSettings, 'keyEncryptionSecret'>, c: SsoConnectionRow): string {
+export function openClientSecret(settings: Pick<SsoSettings, 'keyEncryptionSecret'>, c: StoredSsoConnection): string {
   return openSecret(settings.keyEncryptionSecret, SECRET_INFO, c.id, c.oidcStoredSecret!, `The client secret of SSO connection ${c.id}`);
 }
 
@@ -104,13 +102,13 @@ function httpsUrl(value: string, field: string, policy: NetworkPolicy): string {
   return value;
 }
 
-async function existing(trx: Transaction, tenantId: string, id: string, forUpdate = false): Promise<SsoConnectionRow> {
+async function existing(trx: Transaction, tenantId: string, id: string, forUpdate = false): Promise<StoredSsoConnection> {
   const c = await selectConnection(trx, tenantId, id, forUpdate);
   if (!c) throw new ApiError('notFound', `The tenant has no SSO connection '${id}'.`);
   return c;
 }
 
-async function insertWithEvent(trx: Transaction, origin: EventOrigin, row: Parameters<typeof insertConnection>[1]): Promise<SsoConnectionRow> {
+async function insertWithEvent(trx: Transaction, origin: EventOrigin, row: Parameters<typeof insertConnection>[1]): Promise<StoredSsoConnection> {
   const held = await lockTenantConnections(trx, row.tenantId);
   if (held >= MAX_CONNECTIONS) throw new ApiError('conflict', `The tenant already has ${MAX_CONNECTIONS} SSO connections, the limit; delete one first.`);
   const c = await insertConnection(trx, row);
@@ -119,7 +117,7 @@ async function insertWithEvent(trx: Transaction, origin: EventOrigin, row: Param
 }
 
 /** Creates an OIDC connection after discovering its issuer (a failure: 400 naming it). */
-export async function createOidcConnection(db: Database, settings: SsoSettings, check: IssuerCheck, origin: EventOrigin, tenantId: string, input: OidcInput): Promise<SsoConnectionRow> {
+export async function createOidcConnection(db: Database, settings: SsoSettings, check: IssuerCheck, origin: EventOrigin, tenantId: string, input: OidcInput): Promise<StoredSsoConnection> {
   publicBase(settings);
   const policy = { allowPrivateNetworks: settings.ssoAllowPrivateNetworks };
   const issuer = httpsUrl(input.issuer, 'body.issuer', policy);
@@ -137,7 +135,7 @@ export async function createOidcConnection(db: Database, settings: SsoSettings, 
 }
 
 /** Creates a SAML connection from the IdP's metadata or its three fields. */
-export async function createSamlConnection(trx: Transaction, settings: SsoSettings, origin: EventOrigin, tenantId: string, input: SamlInput): Promise<SsoConnectionRow> {
+export async function createSamlConnection(trx: Transaction, settings: SsoSettings, origin: EventOrigin, tenantId: string, input: SamlInput): Promise<StoredSsoConnection> {
   publicBase(settings);
   const policy = { allowPrivateNetworks: settings.ssoAllowPrivateNetworks };
   let idp: { entityId: string; ssoUrl: string; certificate: string };
@@ -157,16 +155,16 @@ export async function createSamlConnection(trx: Transaction, settings: SsoSettin
   return insertWithEvent(trx, origin, { tenantId, id, type: 'saml', name: input.name, saml: { idpEntityId: idp.entityId, idpSsoUrl: idp.ssoUrl, idpCertificate: idp.certificate } });
 }
 
-export function listConnections(trx: Transaction, tenantId: string): Promise<SsoConnectionRow[]> {
+export function listConnections(trx: Transaction, tenantId: string): Promise<StoredSsoConnection[]> {
   return selectConnections(trx, tenantId);
 }
 
-export function getConnection(trx: Transaction, tenantId: string, id: string): Promise<SsoConnectionRow> {
+export function getConnection(trx: Transaction, tenantId: string, id: string): Promise<StoredSsoConnection> {
   return existing(trx, tenantId, id);
 }
 
 /** The last active connection of a tenant requiring SSO may not go: nobody could sign in. */
-async function keepOneActive(trx: Transaction, tenantId: string, c: SsoConnectionRow, verb: string): Promise<void> {
+async function keepOneActive(trx: Transaction, tenantId: string, c: StoredSsoConnection, verb: string): Promise<void> {
   if (c.status !== 'active') return;
   const sso = await selectTenantSso(trx, tenantId);
   if (!sso.ssoRequired) return;
@@ -174,7 +172,7 @@ async function keepOneActive(trx: Transaction, tenantId: string, c: SsoConnectio
   if (others.length === 0) throw new ApiError('conflict', `The tenant requires SSO and this is its only active connection; ${verb} it would lock every member out. Set sso_required to false first (PATCH /api/tenant/sso).`);
 }
 
-export async function updateSsoConnection(trx: Transaction, settings: SsoSettings, origin: EventOrigin, tenantId: string, id: string, p: PatchInput): Promise<SsoConnectionRow> {
+export async function updateSsoConnection(trx: Transaction, settings: SsoSettings, origin: EventOrigin, tenantId: string, id: string, p: PatchInput): Promise<StoredSsoConnection> {
   await lockTenantConnections(trx, tenantId);
   const c = await existing(trx, tenantId, id, true);
   const policy = { allowPrivateNetworks: settings.ssoAllowPrivateNetworks };
@@ -260,6 +258,6 @@ export async function tenantOfConnection(db: Database, id: string): Promise<stri
 }
 
 /** createSamlConnection in its own tenant transaction. */
-export function createSamlConnectionIn(db: Database, settings: SsoSettings, origin: EventOrigin, tenantId: string, input: SamlInput): Promise<SsoConnectionRow> {
+export function createSamlConnectionIn(db: Database, settings: SsoSettings, origin: EventOrigin, tenantId: string, input: SamlInput): Promise<StoredSsoConnection> {
   return withTenant(db, tenantId, (trx) => createSamlConnection(trx, settings, origin, tenantId, input));
 }

@@ -5,8 +5,9 @@
  * `SsoFailure` carrying a reason code and a sentence for the tenant admin (never a secret).
  */
 import type { FederatedFailure, SignInHandoff, TenantSso, UpstreamIdentity } from '../../context/sign-in';
-import { selectConnection, selectTenantSso, type SsoConnectionRow } from '../../db/queries/sso-connections';
-import { consumeAssertion, insertSsoRequest, pruneSsoRequests, useSsoRequest, type SsoRequestRow } from '../../db/queries/sso-requests';
+import type { SsoRequest, StoredSsoConnection } from '../../context/records';
+import { selectConnection, selectTenantSso } from '../../db/queries/sso-connections';
+import { consumeAssertion, insertSsoRequest, pruneSsoRequests, useSsoRequest } from '../../db/queries/sso-requests';
 import { withService, withTenant, type Database } from '../../db/tenant-scope';
 import { oidcRedirectUri, openClientSecret, publicBase, samlEntityId, tenantOfConnection, type SsoSettings } from './connections';
 import { authorizationRequest, describeOidcError, exchangeCode, type OidcConnectionConfig } from './oidc';
@@ -30,11 +31,11 @@ const fail = (reason: string, detail: string, where: { connectionId?: string | n
 
 const policyOf = (s: SsoSettings) => ({ allowPrivateNetworks: s.ssoAllowPrivateNetworks });
 
-function oidcConfig(settings: SsoSettings, c: SsoConnectionRow): OidcConnectionConfig {
+function oidcConfig(settings: SsoSettings, c: StoredSsoConnection): OidcConnectionConfig {
   return { connectionId: c.id, version: c.updatedAt.toISOString(), issuer: c.oidcIssuer!, clientId: c.oidcClientId!, clientSecret: openClientSecret(settings, c) };
 }
 
-export function samlConfig(settings: SsoSettings, c: SsoConnectionRow): SamlConnectionConfig {
+export function samlConfig(settings: SsoSettings, c: StoredSsoConnection): SamlConnectionConfig {
   const sp = samlEntityId(publicBase(settings), c.id);
   return { spEntityId: sp, acsUrl: `${sp}/acs`, idpEntityId: c.samlIdpEntityId!, idpSsoUrl: c.samlIdpSsoUrl!, idpCertificate: c.samlIdpCertificate! };
 }
@@ -46,13 +47,13 @@ export async function tenantSso(db: Database, tenantId: string): Promise<TenantS
 }
 
 /** A connection of any tenant (active or not), or null. */
-export async function anyConnection(db: Database, connectionId: string): Promise<SsoConnectionRow | null> {
+export async function anyConnection(db: Database, connectionId: string): Promise<StoredSsoConnection | null> {
   const tenantId = await tenantOfConnection(db, connectionId);
   return tenantId === null ? null : withTenant(db, tenantId, (trx) => selectConnection(trx, tenantId, connectionId));
 }
 
 /** An active connection of any tenant, or the failure. */
-export async function activeConnection(db: Database, connectionId: string, interactionUid: string | null): Promise<SsoConnectionRow> {
+export async function activeConnection(db: Database, connectionId: string, interactionUid: string | null): Promise<StoredSsoConnection> {
   const c = await anyConnection(db, connectionId);
   if (!c) throw fail('connection_unknown', `There is no SSO connection '${connectionId.slice(0, 100)}'.`, { interactionUid });
   if (c.status !== 'active') throw fail('connection_inactive', `The SSO connection '${c.name}' is inactive.`, { connectionId: c.id, tenantId: c.tenantId, interactionUid });
@@ -83,7 +84,7 @@ export async function startSignIn(db: Database, settings: SsoSettings, connectio
 }
 
 /** Uses the request `id` once; the failure names why it cannot be used. */
-async function useRequest(db: Database, id: string, kind: 'oidc' | 'saml'): Promise<SsoRequestRow> {
+async function useRequest(db: Database, id: string, kind: 'oidc' | 'saml'): Promise<SsoRequest> {
   const prefix = kind === 'oidc' ? 'state' : 'saml_request';
   const r = await withService(db, (trx) => useSsoRequest(trx, id, kind));
   if (!r) throw fail(`${prefix}_unknown`, kind === 'oidc' ? 'The callback carries a state this service did not issue (or it was forgotten).' : 'InResponseTo names no AuthnRequest this service sent.');
