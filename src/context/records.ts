@@ -247,3 +247,43 @@ export interface SsoRequest {
   readonly expiresAt: Date;
   readonly usedAt: Date | null;
 }
+
+/** A person's account as sign-in's admission writes it (sign_in_accounts). */
+export interface SignInAccountRecord {
+  readonly id: string;
+  readonly email: string | null;
+  readonly email_verified: boolean;
+  readonly name: string | null;
+}
+
+/** One of an account's identities (sign_in_identities): who vouched for the person, and through what. */
+export interface SignInIdentityRecord {
+  readonly account_id: string;
+  readonly kind: 'email' | 'oidc' | 'saml';
+  readonly issuer: string;
+  readonly subject: string;
+  readonly connection_id: string | null;
+  readonly tenant_id: string | null;
+}
+
+/** A one-time code mailed for a sign-in (sign_in_email_codes): only its HMAC is kept. */
+export interface EmailCode {
+  readonly id: string;
+  readonly email: string;
+  readonly interaction_uid: string;
+  readonly code_hash: Buffer;
+  readonly ip: string | null;
+  readonly attempts: number;
+  readonly created_at: Date;
+  readonly expires_at: Date;
+  readonly dead_at: Date | null;
+}
+
+/** Who a sign-in in progress identified, kept until the browser is back at its interaction (sign_in_handbacks). */
+export interface SignInHandback {
+  readonly id: string;
+  readonly account_id: string;
+  readonly method: 'email' | 'sso';
+  readonly tenant_id: string | null;
+  readonly connection_id: string | null;
+}

@@ -5,52 +5,38 @@
  * verified an email's domain, which tenants a person is a member of).
  */
 import type { Knex } from 'knex';
+import type { SignInAccountRecord, SignInIdentityRecord } from '../../context/records';
 import type { TenantStatus } from '../../context/tenant-status';
 
-export interface AccountRow {
-  id: string;
-  email: string | null;
-  email_verified: boolean;
-  name: string | null;
-}
-
-export interface IdentityRow {
-  account_id: string;
-  kind: 'email' | 'oidc' | 'saml';
-  issuer: string;
-  subject: string;
-  connection_id: string | null;
-  tenant_id: string | null;
-}
 
 /** The account an identity (issuer, subject) belongs to; undefined when none. */
-export async function accountOfIdentity(trx: Knex.Transaction, issuer: string, subject: string): Promise<AccountRow | undefined> {
+export async function accountOfIdentity(trx: Knex.Transaction, issuer: string, subject: string): Promise<SignInAccountRecord | undefined> {
   return (await trx('sign_in_identities as i')
     .join('sign_in_accounts as a', 'a.id', 'i.account_id')
     .where({ 'i.issuer': issuer, 'i.subject': subject })
-    .first('a.id', 'a.email', 'a.email_verified', 'a.name')) as AccountRow | undefined;
+    .first('a.id', 'a.email', 'a.email_verified', 'a.name')) as SignInAccountRecord | undefined;
 }
 
 /** Accounts holding this verified email, oldest first, each with its identities. */
-export async function accountsWithVerifiedEmail(trx: Knex.Transaction, email: string): Promise<Array<AccountRow & { identities: IdentityRow[] }>> {
-  const accounts = (await trx('sign_in_accounts').where({ email, email_verified: true }).orderBy('created_at').limit(20).select('id', 'email', 'email_verified', 'name')) as AccountRow[];
+export async function accountsWithVerifiedEmail(trx: Knex.Transaction, email: string): Promise<Array<SignInAccountRecord & { identities: SignInIdentityRecord[] }>> {
+  const accounts = (await trx('sign_in_accounts').where({ email, email_verified: true }).orderBy('created_at').limit(20).select('id', 'email', 'email_verified', 'name')) as SignInAccountRecord[];
   if (accounts.length === 0) return [];
   const identities = (await trx('sign_in_identities')
     .whereIn(
       'account_id',
       accounts.map((a) => a.id),
     )
-    .select('account_id', 'kind', 'issuer', 'subject', 'connection_id', 'tenant_id')) as IdentityRow[];
+    .select('account_id', 'kind', 'issuer', 'subject', 'connection_id', 'tenant_id')) as SignInIdentityRecord[];
   return accounts.map((a) => ({ ...a, identities: identities.filter((i) => i.account_id === a.id) }));
 }
 
-export async function insertAccount(trx: Knex.Transaction, a: { id: string; email: string | null; emailVerified: boolean; name: string | null }): Promise<AccountRow> {
-  const [row] = (await trx('sign_in_accounts').insert({ id: a.id, email: a.email, email_verified: a.emailVerified, name: a.name }).returning(['id', 'email', 'email_verified', 'name'])) as AccountRow[];
+export async function insertAccount(trx: Knex.Transaction, a: { id: string; email: string | null; emailVerified: boolean; name: string | null }): Promise<SignInAccountRecord> {
+  const [row] = (await trx('sign_in_accounts').insert({ id: a.id, email: a.email, email_verified: a.emailVerified, name: a.name }).returning(['id', 'email', 'email_verified', 'name'])) as SignInAccountRecord[];
   return row!;
 }
 
 /** Adds an identity to an account; false when that (issuer, subject) already belongs to one (a concurrent first sign-in). */
-export async function insertIdentity(trx: Knex.Transaction, i: IdentityRow): Promise<boolean> {
+export async function insertIdentity(trx: Knex.Transaction, i: SignInIdentityRecord): Promise<boolean> {
   const rows = (await trx('sign_in_identities').insert(i).onConflict(['issuer', 'subject']).ignore().returning('account_id')) as unknown[];
   return rows.length > 0;
 }

@@ -4,18 +4,8 @@
  * with skewed clocks agree on when a code expires and what the rate limits count.
  */
 import type { Knex } from 'knex';
+import type { EmailCode, SignInHandback } from '../../context/records';
 
-export interface EmailCodeRow {
-  id: string;
-  email: string;
-  interaction_uid: string;
-  code_hash: Buffer;
-  ip: string | null;
-  attempts: number;
-  created_at: Date;
-  expires_at: Date;
-  dead_at: Date | null;
-}
 
 /** How long rows are kept: longer than any rate-limit window, so using a code never resets a limit. */
 const KEEP_SECONDS = 3600;
@@ -47,7 +37,7 @@ export async function countRecentCodes(trx: Knex.Transaction, q: { email: string
 export async function insertEmailCode(
   trx: Knex.Transaction,
   c: { id: string; email: string; interactionUid: string; codeHash: Buffer; ip: string | null; ttlSeconds: number },
-): Promise<EmailCodeRow> {
+): Promise<EmailCode> {
   await trx('sign_in_email_codes').where('created_at', '<', trx.raw('now() - make_interval(secs => ?)', [KEEP_SECONDS])).delete();
   await trx('sign_in_email_codes').where({ interaction_uid: c.interactionUid }).whereNull('dead_at').update({ dead_at: trx.raw('now()') });
   const [row] = (await trx('sign_in_email_codes')
@@ -59,7 +49,7 @@ export async function insertEmailCode(
       ip: c.ip,
       expires_at: trx.raw('now() + make_interval(secs => ?)', [c.ttlSeconds]),
     })
-    .returning('*')) as EmailCodeRow[];
+    .returning('*')) as EmailCode[];
   return row!;
 }
 
@@ -67,9 +57,9 @@ export async function insertEmailCode(
  * The newest code of this sign-in that is not dead, locked (a concurrent check of the same
  * sign-in waits), with the database's now. Undefined when there is none.
  */
-export async function lockLiveCode(trx: Knex.Transaction, interactionUid: string): Promise<{ row: EmailCodeRow | undefined; now: Date }> {
+export async function lockLiveCode(trx: Knex.Transaction, interactionUid: string): Promise<{ row: EmailCode | undefined; now: Date }> {
   const row = (await trx('sign_in_email_codes').where({ interaction_uid: interactionUid }).whereNull('dead_at').orderBy('created_at', 'desc').first().forUpdate()) as
-    | EmailCodeRow
+    | EmailCode
     | undefined;
   const { rows } = (await trx.raw('select now() as now')) as { rows: Array<{ now: Date }> };
   return { row, now: rows[0]!.now };
@@ -89,14 +79,6 @@ export async function killEmailCode(trx: Knex.Transaction, id: string): Promise<
   await trx('sign_in_email_codes').where({ id }).update({ dead_at: trx.raw('now()') });
 }
 
-export interface HandbackRow {
-  id: string;
-  account_id: string;
-  method: 'email' | 'sso';
-  tenant_id: string | null;
-  connection_id: string | null;
-}
-
 /** Keeps who a sign-in in progress identified (10 minutes); expired rows are deleted first. */
 export async function insertHandback(trx: Knex.Transaction, h: { id: string; interactionUid: string; accountId: string; method: 'email' | 'sso'; tenantId: string | null; connectionId: string | null }): Promise<void> {
   await trx('sign_in_handbacks').where('expires_at', '<=', trx.raw('now()')).delete();
@@ -114,16 +96,16 @@ export async function insertHandback(trx: Knex.Transaction, h: { id: string; int
 const HANDBACK_COLUMNS = ['id', 'account_id', 'method', 'tenant_id', 'connection_id'];
 
 /** Takes (deletes) the live handback `id` of this interaction; undefined when none. */
-export async function takeHandback(trx: Knex.Transaction, id: string, interactionUid: string): Promise<HandbackRow | undefined> {
-  const [row] = (await trx('sign_in_handbacks').where({ id, interaction_uid: interactionUid }).where('expires_at', '>', trx.raw('now()')).delete().returning(HANDBACK_COLUMNS)) as HandbackRow[];
+export async function takeHandback(trx: Knex.Transaction, id: string, interactionUid: string): Promise<SignInHandback | undefined> {
+  const [row] = (await trx('sign_in_handbacks').where({ id, interaction_uid: interactionUid }).where('expires_at', '>', trx.raw('now()')).delete().returning(HANDBACK_COLUMNS)) as SignInHandback[];
   return row;
 }
 
 /** The newest live handback of this interaction by `method` (not taken); undefined when none. */
-export async function latestHandback(trx: Knex.Transaction, interactionUid: string, method: 'email' | 'sso'): Promise<HandbackRow | undefined> {
+export async function latestHandback(trx: Knex.Transaction, interactionUid: string, method: 'email' | 'sso'): Promise<SignInHandback | undefined> {
   return (await trx('sign_in_handbacks')
     .where({ interaction_uid: interactionUid, method })
     .where('expires_at', '>', trx.raw('now()'))
     .orderBy('created_at', 'desc')
-    .first(HANDBACK_COLUMNS)) as HandbackRow | undefined;
+    .first(HANDBACK_COLUMNS)) as SignInHandback | undefined;
 }

@@ -11,6 +11,7 @@
  */
 import crypto from 'node:crypto';
 import type { UpstreamIdentity } from '../../context/sign-in';
+import type { SignInAccountRecord, SignInIdentityRecord } from '../../context/records';
 import {
   accountOfIdentity,
   accountsWithVerifiedEmail,
@@ -18,8 +19,6 @@ import {
   insertIdentity,
   refreshAccount,
   tenantsVerifyingDomain,
-  type AccountRow,
-  type IdentityRow,
 } from '../../db/queries/sign-in-admission';
 import { withPlatformRead, withService, type Database } from '../../db/tenant-scope';
 import { emailDomains } from '../domains/names';
@@ -34,10 +33,10 @@ export interface SignInAccount {
 /** The email identity's issuer: not a URL, so no identity provider can ever claim it. */
 export const EMAIL_ISSUER = 'email';
 
-const accountOf = (r: AccountRow): SignInAccount => ({ id: r.id, email: r.email, emailVerified: r.email_verified, name: r.name });
+const accountOf = (r: SignInAccountRecord): SignInAccount => ({ id: r.id, email: r.email, emailVerified: r.email_verified, name: r.name });
 
 /** How an account came to hold its email: by the email code, or by a connection whose tenant verified the domain. */
-function vouchedBy(identity: IdentityRow, email: string, verifying: ReadonlySet<string>): boolean {
+function vouchedBy(identity: SignInIdentityRecord, email: string, verifying: ReadonlySet<string>): boolean {
   if (identity.kind === 'email') return identity.issuer === EMAIL_ISSUER && identity.subject === email;
   return identity.tenant_id !== null && verifying.has(identity.tenant_id);
 }
@@ -61,7 +60,7 @@ async function linkableAccount(db: Database, email: string, viaTenant: string | 
 }
 
 /** Adds the identity to `accountId`, or finds the account a concurrent first sign-in gave it. */
-async function attach(db: Database, identity: IdentityRow, account: SignInAccount | null, fresh: { email: string | null; emailVerified: boolean; name: string | null }): Promise<{ account: SignInAccount; linked: boolean; created: boolean }> {
+async function attach(db: Database, identity: SignInIdentityRecord, account: SignInAccount | null, fresh: { email: string | null; emailVerified: boolean; name: string | null }): Promise<{ account: SignInAccount; linked: boolean; created: boolean }> {
   return withService(db, async (trx) => {
     const target = account ?? accountOf(await insertAccount(trx, { id: crypto.randomUUID(), ...fresh }));
     if (await insertIdentity(trx, { ...identity, account_id: target.id })) return { account: target, linked: account !== null, created: account === null };

@@ -5,7 +5,8 @@
  * interaction's own page, which carries the interaction's cookie). Bound to the interaction.
  */
 import crypto from 'node:crypto';
-import { insertHandback, latestHandback, takeHandback, type HandbackRow } from '../../db/queries/sign-in-codes';
+import type { SignInHandback } from '../../context/records';
+import { insertHandback, latestHandback, takeHandback } from '../../db/queries/sign-in-codes';
 import { withService, type Database } from '../../db/tenant-scope';
 
 export interface Identified {
@@ -15,7 +16,7 @@ export interface Identified {
   readonly connectionId: string | null;
 }
 
-const identifiedOf = (r: HandbackRow): Identified => ({ accountId: r.account_id, method: r.method, tenantId: r.tenant_id, connectionId: r.connection_id });
+const identifiedOf = (r: SignInHandback): Identified => ({ accountId: r.account_id, method: r.method, tenantId: r.tenant_id, connectionId: r.connection_id });
 
 /** Remembers `who` for the interaction; returns the handback's id. */
 export async function rememberIdentified(db: Database, interactionUid: string, who: Identified): Promise<string> {
