@@ -73,6 +73,8 @@ export const TENANT_DATA_TABLES: readonly TenantDataTable[] = [
 export const NOT_TENANT_DATA: Readonly<Record<string, string>> = {
   idempotency_keys: "a caller's replay memory of tenant creations, kept 24 hours",
   retired_slugs: "this deployment's history of slugs it will not hand out again",
+  sign_in_handbacks: "sign-ins in flight on this deployment, kept 10 minutes",
+  sign_in_identities: "who vouched for a person at this deployment's OpenID provider (accounts are the deployment's, not a tenant's): the person signs in again after a move",
   sso_connections: "secrets and this deployment's URLs registered at the identity provider: a moved tenant's admin connects it again (docs/sso.md)",
   sso_requests: "sign-ins in flight on this deployment, kept 10 minutes",
   sso_settings: "follows its connections: set again once they are connected on the importing deployment (docs/sso.md)",

@@ -16,6 +16,7 @@ import { handlers } from '../../src/handlers';
 import { contractProblem } from '../helpers/contract';
 import { contractTarget, type ContractTarget } from '../helpers/contract-target';
 import { unique } from '../helpers/factories';
+import { makeKeyAndCert } from '../api/sso/helpers/certs';
 
 // One test drives every operation, compiling each one's response check as it meets it: its bound
 // (against a hang only) is that of a whole suite, not of one request.
@@ -303,6 +304,22 @@ describe('the generated client drives every operation', () => {
     expect(joinable.data!.tenants.map((x) => x.tenant_id)).toEqual([id]);
     await call('joinTenant', 201, sdk.joinTenant({ client, headers: joiner, path: { tenant_id: id } }));
     await call('removeDomain', 204, sdk.removeDomain({ client, headers: member, path: { domain: domainName } }));
+
+    // single sign-on: a SAML connection (no network needed), required, then not, changed, deleted
+    const idpCert = makeKeyAndCert('contract-idp').cert;
+    const sso = await call(
+      'createSsoConnection',
+      201,
+      sdk.createSsoConnection({ client, headers: member, body: { type: 'saml', name: `${run} IdP`, idp_entity_id: `https://${run}.idp.example/saml`, idp_sso_url: `https://${run}.idp.example/saml/sso`, idp_certificate: idpCert } }),
+    );
+    const connectionId = sso.data!.connection_id;
+    await call('listSsoConnections', 200, sdk.listSsoConnections({ client, headers: member }));
+    await call('getSsoConnection', 200, sdk.getSsoConnection({ client, headers: member, path: { connection_id: connectionId } }));
+    await call('updateSsoConnection', 200, sdk.updateSsoConnection({ client, headers: member, path: { connection_id: connectionId }, body: { name: `${run} IdP (renamed)` } }));
+    await call('updateSsoSettings', 200, sdk.updateSsoSettings({ client, headers: member, body: { sso_required: true } }));
+    expect((await call('getSsoSettings', 200, sdk.getSsoSettings({ client, headers: member }))).data).toMatchObject({ sso_required: true });
+    await call('updateSsoSettings', 200, sdk.updateSsoSettings({ client, headers: member, body: { sso_required: false } }));
+    await call('deleteSsoConnection', 204, sdk.deleteSsoConnection({ client, headers: member, path: { connection_id: connectionId } }));
 
     // lifecycle: suspend, reactivate, schedule and cancel a deletion, export, delete, import again
     // (the tenant of the setup calls: deletions count against a platform admin's hourly limit)

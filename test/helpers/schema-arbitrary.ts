@@ -21,6 +21,7 @@ export interface Schema {
   format?: string;
   nullable?: boolean;
   allOf?: Schema[];
+  oneOf?: Schema[];
 }
 
 const doc = loadOpenApiDocument() as { components: { schemas: Record<string, Schema> } };
@@ -75,6 +76,8 @@ function stringArb(s: Schema, unique: () => string): fc.Arbitrary<string> {
 /** Bodies the schema accepts. `unique()` makes slugs that do not collide across runs. */
 export function validBody(s0: Schema, unique: () => string, depth = 0): fc.Arbitrary<unknown> {
   const s = resolve(s0);
+  // A choice of schemas told apart by a `type` enum (an SSO connection's OIDC or SAML form): any one of them.
+  if (s.oneOf) return fc.oneof(...s.oneOf.map((branch) => validBody(branch, unique, depth)));
   switch (s.type) {
     case 'string':
       return stringArb(s, unique);

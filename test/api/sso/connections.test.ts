@@ -6,6 +6,7 @@
  */
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
+import { createFreshDatabase, type FreshDatabase } from '../../helpers/fresh-database';
 import { closeOwnerConnection, createUser, ownerConnection, tokenFor } from '../../helpers/factories';
 import { startCraftedIdp, type CraftedIdp } from './helpers/crafted-idp';
 import { idpMetadataXml, makeKeyAndCert, type KeyAndCert } from './helpers/certs';
@@ -16,7 +17,12 @@ let h: SsoHarness;
 let idp: CraftedIdp;
 let cert: KeyAndCert;
 let strict: TestApp;
+let fresh: FreshDatabase;
 beforeAll(async () => {
+  // A database of its own: an instance with SERVICE_KEY_ENCRYPTION_SECRET seals every plain secret
+  // it finds at boot, after which the other suites' instances (without it) would refuse plain ones.
+  fresh = await createFreshDatabase('tenant_service_sso');
+  process.env.TEST_DATABASE_URL = fresh.url;
   h = await startSsoHarness({ SERVICE_KEY_ENCRYPTION_SECRET: SECRET });
   idp = await startCraftedIdp('client-1');
   cert = makeKeyAndCert();
@@ -27,6 +33,7 @@ afterAll(async () => {
   await strict.close();
   await idp.close();
   await closeOwnerConnection();
+  await fresh.drop();
 });
 
 const create = (auth: string, body: object, app = h.t.app) => request(app).post('/api/tenant/sso/connections').set('Authorization', auth).send(body);

@@ -12,7 +12,6 @@ import { startCraftedIdp, type CraftedIdp } from './helpers/crafted-idp';
 import { Browser, startLocation, startSsoHarness, tenantAdmin, type SsoHarness } from './helpers/harness';
 import { startUpstreamOidc, type UpstreamOidc } from './helpers/upstream-oidc';
 
-const SECRET = 's'.repeat(40);
 let h: SsoHarness;
 let up: UpstreamOidc;
 let crafted: CraftedIdp;
@@ -21,7 +20,7 @@ let realConnection: string;
 let craftedConnection: string;
 
 beforeAll(async () => {
-  h = await startSsoHarness({ SERVICE_KEY_ENCRYPTION_SECRET: SECRET });
+  h = await startSsoHarness();
   up = await startUpstreamOidc(`${h.base}/sso/oidc/callback`);
   crafted = await startCraftedIdp('crafted-client');
   tenant = await tenantAdmin(h.t);
