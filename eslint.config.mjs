@@ -112,7 +112,7 @@ const OUTSIDE_DB_SYNTAX = [
 const CONSOLE_FORBIDDEN_GLOBALS = [
   { name: 'fetch', message: 'Call the API through the generated client (@generated/sdk.gen or @generated/@tanstack/react-query.gen), not by hand.' },
   { name: 'XMLHttpRequest', message: 'Call the API through the generated client, not by hand.' },
-  { name: 'localStorage', message: 'Tokens and session state stay in sessionStorage or memory, never localStorage (PRODUCT.md §15).' },
+  { name: 'localStorage', message: 'Tokens and session state stay in sessionStorage or memory, never localStorage, docs/console.md.' },
 ];
 
 /** One config block per layer: the library-internals ban, the layer's direction, and (outside src/db) the SQL ban. */
@@ -182,7 +182,7 @@ export default tseslint.config(
   },
   {
     // The console calls the API only through the generated client, and keeps tokens out of
-    // localStorage (PRODUCT.md §15).
+    // localStorage, docs/console.md.
     files: ['console/src/**/*.ts', 'console/src/**/*.tsx'],
     rules: {
       'no-restricted-globals': ['error', ...CONSOLE_FORBIDDEN_GLOBALS],
