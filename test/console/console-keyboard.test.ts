@@ -74,7 +74,7 @@ browserTest(
     // The page heading has focus on arrival; the navigation lies before it.
     expect((await focused(a)).tag).toBe('h1');
     const back = await pressUntil(a, 'Shift+Tab', 'Invitations');
-    expect(back.map((s) => s.name)).toEqual(['Domains', 'Directory', 'Tenant events', 'Invitations']);
+    expect(back.map((s) => s.name)).toEqual(['Single sign-on', 'Domains', 'Directory', 'Tenant events', 'Invitations']);
     await a.keyboard.press('Enter');
     await a.getByRole('heading', { name: 'Invitations', level: 1 }).waitFor();
     await a.getByText('No invitations yet.').waitFor();

@@ -8,14 +8,20 @@
  */
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, unique } from '../helpers/factories';
 import { browserIt, openConsole, startConsoleHarness, type ConsoleHarness } from '../helpers/console-browser';
+import { createFreshDatabase, type FreshDatabase } from '../helpers/fresh-database';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink';
 import { waitFor } from '../helpers/wait';
 
 const browserTest = browserIt('console-own-provider.test.ts');
 let h: ConsoleHarness;
 let smtp: SmtpSink;
+let fresh: FreshDatabase;
 
 beforeAll(async () => {
+  // A database of its own: every instance's boot points the console's built-in client at its own
+  // URL, and the other suites' instances would move it away from this one's.
+  fresh = await createFreshDatabase('tenant_service_console_own');
+  process.env.TEST_DATABASE_URL = fresh.url;
   smtp = await startSmtpSink();
   h = await startConsoleHarness((base) => ({ SERVICE_PUBLIC_URL: base, SERVICE_SMTP_URL: smtp.url, SERVICE_MAIL_FROM: 'Sign-in <sign-in@service.test>' }));
 }, 240_000);
@@ -24,6 +30,7 @@ afterAll(async () => {
   await h?.close();
   await smtp?.close();
   await closeOwnerConnection();
+  await fresh?.drop();
 }, 60_000);
 
 function claimsOf(token: string): Record<string, unknown> {

@@ -67,10 +67,18 @@ function requestFor(op: ContractOperation, token: string) {
   return r.send(body as object);
 }
 
-/** A tenant role holding exactly `permissions`, and a member holding it. */
+/** The tenant role holding exactly each set of permissions, made once (a tenant holds a bounded number of roles). */
+const roleFor = new Map<string, string>();
+
+/** A tenant role holding exactly `permissions`, and a new member holding it. */
 async function memberWith(permissions: readonly string[]): Promise<UserFixture> {
-  const key = unique('role').toLowerCase().replace(/[^a-z0-9-]/g, '-');
-  await request(t.app).post('/api/tenant/roles').set('Authorization', `Bearer ${adminToken()}`).set('X-Tenant', tenant.slug).send({ key, name: key, permissions }).expect(201);
+  const set = [...permissions].sort().join(' ');
+  let key = roleFor.get(set);
+  if (key === undefined) {
+    key = unique('role').toLowerCase().replace(/[^a-z0-9-]/g, '-');
+    await request(t.app).post('/api/tenant/roles').set('Authorization', `Bearer ${adminToken()}`).set('X-Tenant', tenant.slug).send({ key, name: key, permissions }).expect(201);
+    roleFor.set(set, key);
+  }
   return createUser(tenant.id, { role: key });
 }
 

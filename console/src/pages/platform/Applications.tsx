@@ -38,7 +38,8 @@ export default function Applications() {
       ) : null}
       {list.isPending ? <Loading what="applications" /> : null}
       <ErrorNotice error={list.error} title="The applications could not be read" />
-      {list.data && clients.length === 0 ? <p>No application yet.</p> : null}
+      {/* The service's own clients (the console's) are always listed; the product's may be none yet. */}
+      {list.data && clients.every((c) => c.built_in) ? <p>No application yet.</p> : null}
       {clients.length ? (
         <table>
           <caption className="visually-hidden">Applications</caption>
