@@ -196,17 +196,9 @@ export interface ConsoleSignInCode {
   expires_at: Date;
 }
 
-/** A signing key of the service's OpenID provider (docs/sign-in.md#signing-keys); `private_key` sealed when `private_key_encryption` says so. */
-export interface OidcSigningKey {
-  kid: string;
+/** A signing key of the service's OpenID provider (docs/sign-in.md#signing-keys): a tenant-token key's shape, RS256. */
+export interface OidcSigningKey extends Omit<TenantTokenKey, 'algorithm'> {
   algorithm: 'RS256';
-  public_jwk: Record<string, unknown>;
-  private_key: Record<string, unknown>;
-  private_key_encryption: 'none' | 'aes-256-gcm';
-  created_at: Date;
-  signs_from: Date;
-  signs_until: Date | null;
-  published_until: Date | null;
 }
 
 export type SsoConnectionType = 'oidc' | 'saml';

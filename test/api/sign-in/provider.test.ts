@@ -55,19 +55,8 @@ describe('authorization code with PKCE', () => {
     const account = await createAccount();
     await createUser(tenant.id, { issuer: p.issuer, subject: account.id, email: account.email, role: 'admin' });
     const { clientId, redirectUri } = await registerClient(p);
-    const config = await oidc.discovery(new URL(p.issuer), clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
-
-    const verifier = oidc.randomPKCECodeVerifier();
-    const state = oidc.randomState();
-    const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, {
-      redirect_uri: redirectUri,
-      scope: 'openid email profile offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-      state,
-      nonce,
-    });
+    const config = await discover(p, clientId);
+    const { url, verifier, state, nonce } = await authorizationRequest(config, redirectUri);
     p.harness.choose = () => ({ accountId: account.id, tenantId: tenant.id, method: 'email', connectionId: null });
     const jar = new CookieJar();
     const back = await browse(jar, url, redirectUri);
