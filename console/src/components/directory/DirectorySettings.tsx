@@ -14,6 +14,7 @@ import { Outcome } from '../tenant/Outcome';
 import { invalidateOperations } from '../tenant/queries';
 import { RoleSelect } from '../tenant/RoleSelect';
 import { useSession } from '../../session';
+import { Problems } from '../Problems';
 
 type Mapping = ScimSettings['group_roles'][number];
 
@@ -103,13 +104,7 @@ export function GroupRolesEditor({ settings }: { settings: ScimSettings }) {
         by the directory change without the last-admin rule.
       </p>
       <form onSubmit={submit} noValidate>
-        {problems.length ? (
-          <div className="notice notice-error" role="alert">
-            {problems.map((p) => (
-              <p key={p}>{p}</p>
-            ))}
-          </div>
-        ) : null}
+        <Problems list={problems} />
         {rows.length ? (
           <ol className="mapping-list" aria-label="Group to role mappings, first match wins">
             {rows.map((r, i) => {

@@ -11,6 +11,7 @@ import type { CreatedOidcClient, OidcClient, OidcClientType } from '@generated/t
 import { ConfirmDialog } from '../ConfirmDialog';
 import { CopyField } from '../CopyField';
 import { ErrorNotice } from '../ErrorNotice';
+import { Problems } from '../Problems';
 
 const CLIENT_READS = new Set(['listOidcClients', 'getOidcClient', 'listEvents']);
 
@@ -114,13 +115,7 @@ export function RegisterClientForm({ onRegistered }: { onRegistered: (c: Created
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Register an application</h2>
       <form onSubmit={submit} noValidate>
-        {problems.length ? (
-          <div className="notice notice-error" role="alert">
-            {problems.map((p) => (
-              <p key={p}>{p}</p>
-            ))}
-          </div>
-        ) : null}
+        <Problems list={problems} />
         <div className="field">
           <label htmlFor={`${id}-name`}>Name</label>
           <input id={`${id}-name`} value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
@@ -173,13 +168,7 @@ export function EditClientForm({ client, onSaved }: { client: OidcClient; onSave
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Edit</h2>
       <form onSubmit={submit} noValidate>
-        {problems.length ? (
-          <div className="notice notice-error" role="alert">
-            {problems.map((p) => (
-              <p key={p}>{p}</p>
-            ))}
-          </div>
-        ) : null}
+        <Problems list={problems} />
         <div className="field">
           <label htmlFor={`${id}-name`}>Name</label>
           <input id={`${id}-name`} value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />

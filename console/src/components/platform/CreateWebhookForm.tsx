@@ -9,6 +9,7 @@ import type { CreatedWebhook } from '@generated/types.gen';
 import { ErrorNotice } from '../ErrorNotice';
 import { Link } from '../../router';
 import { invalidateWebhookReads } from './WebhookActions';
+import { Problems } from '../Problems';
 
 const PATTERN = /^(\*|[a-z_]+\.\*|[a-z_]+\.[a-z_]+)$/;
 
@@ -92,13 +93,7 @@ export function CreateWebhookForm() {
       <h2 id={`${id}-h`}>Add a webhook</h2>
       {created ? <SecretOnce created={created} onDismiss={() => setCreated(null)} /> : null}
       <form onSubmit={submit} noValidate>
-        {problems.length ? (
-          <div className="notice notice-error" role="alert">
-            {problems.map((p) => (
-              <p key={p}>{p}</p>
-            ))}
-          </div>
-        ) : null}
+        <Problems list={problems} />
         <div className="field">
           <label htmlFor={`${id}-url`}>Receiver URL</label>
           <input id={`${id}-url`} type="url" value={url} onChange={(e) => setUrl(e.target.value)} placeholder="https://hooks.example.com/tenant-service" />

@@ -12,6 +12,7 @@ import { ErrorNotice, SuccessNotice } from '../ErrorNotice';
 import { completeLinks, IdentityLinksEditor } from './IdentityLinksEditor';
 import { MembershipPolicyFields, policyInput, type PolicyDraft } from './MembershipPolicyFields';
 import { invalidateTenantReads, parseSettings, slugProblem, statusLabel } from './tenant-forms';
+import { Problems } from '../Problems';
 
 /** updateTenant for one tenant, with the page's cache updated and what it said kept. */
 function useUpdate(tenant: Tenant, done: string) {
@@ -31,17 +32,6 @@ function useUpdate(tenant: Tenant, done: string) {
     saved,
     send: (body: UpdateTenantRequest, onSaved?: () => void) => m.mutate({ path: { tenant_id: tenant.tenant_id }, body }, { onSuccess: () => onSaved?.() }),
   };
-}
-
-function Problems({ list }: { list: string[] }) {
-  if (!list.length) return null;
-  return (
-    <div className="notice notice-error" role="alert">
-      {list.map((p) => (
-        <p key={p}>{p}</p>
-      ))}
-    </div>
-  );
 }
 
 function Section({ title, children }: { title: string; children: ReactNode }) {
