@@ -8,7 +8,7 @@
  */
 import crypto from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
-import { SAML, SamlStatusError, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import { SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
 import { certificatePem } from './saml-metadata';
 
 const SAMLP = 'urn:oasis:names:tc:SAML:2.0:protocol';
@@ -49,7 +49,7 @@ function samlFor(c: SamlConnectionConfig, cache: CacheProvider): SAML {
     wantAssertionsSigned: false,
     wantAuthnResponseSigned: false,
     acceptedClockSkewMs: SKEW_MS,
-    validateInResponseTo: 'always' as never,
+    validateInResponseTo: ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: 10 * 60_000,
     cacheProvider: cache,
     identifierFormat: EMAIL_FORMAT,
