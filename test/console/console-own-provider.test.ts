@@ -98,7 +98,7 @@ browserTest(
     page.on('request', (r) => {
       if (r.url().startsWith(`${p.issuer}/interaction/`)) pagesSeen.push(r.url());
     });
-    await page.getByLabel('Tenant').selectOption(p.second.slug);
+    await page.getByRole('banner').getByLabel('Tenant').selectOption(p.second.slug);
     await waitFor('a token for the second tenant', async () => {
       const t = await page.evaluate(() => sessionStorage.getItem('tenant-service.console.token'));
       return t !== null && claimsOf(t).tenant === p.second.slug ? t : undefined;

@@ -64,10 +64,10 @@ browserTest(
     expect(new URL(page.url()).hash).toBe('');
 
     // Two tenants: none is chosen for them until they pick one, or a link names it.
-    await expect(page.getByLabel('Tenant').inputValue()).resolves.toBe('');
+    await expect(page.getByRole('banner').getByLabel('Tenant').inputValue()).resolves.toBe('');
     await page.goto(`${h.base}/console/?tenant=${tenantB.slug}`);
     await page.getByRole('cell', { name: tenantB.slug, exact: true }).waitFor();
-    await expect(page.getByLabel('Tenant').inputValue()).resolves.toBe(tenantB.slug);
+    await expect(page.getByRole('banner').getByLabel('Tenant').inputValue()).resolves.toBe(tenantB.slug);
     expect(new URL(page.url()).search).toBe('');
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor();
