@@ -15,8 +15,8 @@ import { browserIt, checkPage, openConsole, startConsoleHarness, type ConsoleHar
 const browserTest = browserIt('console-oidc.test.ts');
 const CLIENT_ID = 'tenant-console';
 const RESOURCE = 'urn:tenant-api';
-/** oidc-client-ts announces expiry 60 s ahead: the renewal comes 30 s after the sign-in. */
-const ACCESS_TOKEN_TTL = 90;
+/** oidc-client-ts announces expiry 60 s ahead: the renewal comes 15 s after the sign-in. */
+const ACCESS_TOKEN_TTL = 75;
 let provider: ChildProcess | undefined;
 let issuer: string;
 let h: ConsoleHarness;
@@ -135,6 +135,8 @@ browserTest(
     await createUser(tenant.id, { subject: login, issuer, role: 'admin' });
     const tab = await openConsole(h, { allowOrigins: [issuer] });
     const { page } = tab;
+    // Listened for from the start: a busy machine may take a while to show the first page.
+    const refresh = page.waitForRequest((r) => r.url() === `${issuer}/token` && /grant_type=refresh_token/.test(r.postData() ?? ''), { timeout: 90_000 });
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByPlaceholder('Enter any login').fill(login);
     await page.getByPlaceholder('and password').fill('any password');
@@ -145,7 +147,6 @@ browserTest(
     expect((claimsOf(first).exp as number) - (claimsOf(first).iat as number)).toBe(ACCESS_TOKEN_TTL);
 
     // The refresh grant, naming the resource again so the new token is a JWT for this service.
-    const refresh = page.waitForRequest((r) => r.url() === `${issuer}/token` && /grant_type=refresh_token/.test(r.postData() ?? ''), { timeout: 90_000 });
     const body = new URLSearchParams((await refresh).postData() ?? '');
     expect(body.get('resource')).toBe(RESOURCE);
     expect(body.get('client_id')).toBe(CLIENT_ID);

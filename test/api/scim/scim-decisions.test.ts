@@ -282,20 +282,27 @@ describe("other tenants' decisions stay in memory", () => {
     const facts = t.services.decisionMemory?.facts;
     expect(facts).toBeTruthy();
     const d = await directory();
+    const neighbour = await directory();
     const forget = jest.spyOn(facts!, 'forget');
     const changed = jest.spyOn(facts!, 'changed');
+    const dropAll = jest.spyOn(facts!, 'dropAll');
     try {
       const duId = await scimUser(d.scim, `${unique('mem')}@example.com`);
       await request(t.app).post('/scim/v2/Groups').set('Authorization', d.scim).send({ displayName: 'Everyone', members: [{ value: duId }] }).expect(201);
       await request(t.app).patch(`/scim/v2/Users/${duId}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] }).expect(200);
       await request(t.app).put('/api/tenant/scim').set('Authorization', d.admin).send({ external_id_claim: 'oid' }).expect(200);
-      // Every drop names the directory's tenant: its committed changes (never everything).
+      // The directory's tenant is dropped for its committed changes; never everything, never the
+      // neighbour. (Other files' writes to the shared database reach this instance's memory
+      // too, each naming its own tenant: those drops are theirs, not the directory's.)
       const drops = [...forget.mock.calls, ...changed.mock.calls].map((c) => c[0]);
       expect(drops).toContain(d.id);
-      expect(drops.filter((id) => id !== d.id)).toEqual([]);
+      expect(drops).not.toContain('*');
+      expect(drops).not.toContain(neighbour.id);
+      expect(dropAll).not.toHaveBeenCalled();
     } finally {
       forget.mockRestore();
       changed.mockRestore();
+      dropAll.mockRestore();
     }
   });
 });
