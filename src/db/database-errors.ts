@@ -38,11 +38,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (e.code && CONNECTION_CODES.has(e.code)) return true;
   if (e.name === 'KnexTimeoutError') return true;
   if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true; // AggregateError
+  // knex puts the statement before the driver's message ("insert into … - Query read timeout").
   const msg = e.message ?? '';
+  const driverMessage = (text: string) => msg === text || msg.endsWith(` - ${text}`);
   return (
     msg.includes('Connection terminated') ||
-    msg === 'Query read timeout' || // pg's client-side query_timeout: the server did not answer
-    msg === 'timeout expired' || // pg's connectionTimeoutMillis: the server accepted TCP but never answered
+    driverMessage('Query read timeout') || // pg's client-side query_timeout: the server did not answer
+    driverMessage('timeout expired') || // pg's connectionTimeoutMillis: the server accepted TCP but never answered
     e.name === 'TimeoutError' || // tarn (knex's pool) gave up creating a connection
     msg.includes('connection terminated') ||
     msg.includes('Client has encountered a connection error') ||

@@ -1,7 +1,9 @@
 /**
  * A tenant import receives its upload into a private temporary file before it writes a row
  * (docs/operations.md#moving-a-tenant-between-deployments), on the real server process
- * (`node dist/src/server.js`) with a request timeout of one second (SERVICE_REQUEST_TIMEOUT_MS):
+ * (`node dist/src/server.js`) with a request timeout of five seconds (SERVICE_REQUEST_TIMEOUT_MS,
+ * long enough for the ~24 MB upload to arrive on a busy machine; the query timeout is longer
+ * than the time the rows wait on the test's lock):
  *
  * - an import whose rows take longer than the request timeout (the test holds a lock on the
  *   tenants table until a slow client, started after the import's upload, has been cut off by
@@ -29,6 +31,8 @@ jest.setTimeout(300_000);
 const ADMIN = adminToken();
 const SPOOL = path.join(TEST_DATA_DIR, 'import-spool');
 const GENERATIONS = 12_000;
+/** The upload must arrive within it; the rows then wait on the lock for longer. */
+const REQUEST_TIMEOUT_MS = 5_000;
 
 let source: TestApp;
 let fresh: FreshDatabase;
@@ -44,6 +48,7 @@ function start(port: number, requestTimeoutMs: number): ServerProcess {
     SERVICE_MULTI_TENANT_MODE: 'true',
     SERVICE_RATE_LIMIT_ENABLED: 'false',
     SERVICE_REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
+    SERVICE_DATABASE_QUERY_TIMEOUT_MS: '120000',
   });
 }
 
@@ -73,7 +78,7 @@ beforeAll(async () => {
     .expect(200);
   file = exported.body as string;
   expect(Buffer.byteLength(file)).toBeGreaterThan(20_000_000);
-  server = start(await freePort(), 1000);
+  server = start(await freePort(), REQUEST_TIMEOUT_MS);
   expect(await waitUntilReady(server, 60_000)).toBe(200);
 }, 240_000);
 

@@ -95,6 +95,21 @@ describe('not data errors', () => {
     expect(e?.headers['Retry-After']).toBeDefined();
   });
 
+  it.each([
+    'Query read timeout',
+    'insert into "tenants" select * from jsonb_populate_recordset(null::"tenants", $1::jsonb) - Query read timeout',
+    'timeout expired',
+    'select 1 - timeout expired',
+  ])("pg's client-side timeout, bare or after knex's statement (%s) → 503 with Retry-After", (message) => {
+    const e = mapDatabaseError(new Error(message));
+    expect(e?.status).toBe(503);
+    expect(e?.headers['Retry-After']).toBeDefined();
+  });
+
+  it("a message that only mentions a timeout is not one (a logged 500)", () => {
+    expect(mapDatabaseError(new Error('Query read timeout was configured'))).toBeNull();
+  });
+
   it.each(['42501', '42P01', '42703', '54001', 'XX000', 'ERR_INVALID_ARG_TYPE'])('%s is unknown (a logged 500)', (code) => {
     expect(mapDatabaseError(pg(code))).toBeNull();
   });

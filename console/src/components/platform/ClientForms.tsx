@@ -5,7 +5,7 @@
  * confirmation. The service checks every rule and its sentence is shown as it says it.
  */
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useId, useState, type FormEvent } from 'react';
+import { useId, useState, type FormEvent, type ReactNode } from 'react';
 import { createOidcClientMutation, deleteOidcClientMutation, updateOidcClientMutation } from '@generated/@tanstack/react-query.gen';
 import type { CreatedOidcClient, OidcClient, OidcClientType } from '@generated/types.gen';
 import { ConfirmDialog } from '../ConfirmDialog';
@@ -80,58 +80,98 @@ function UriField({ id, label, value, onChange, hint }: { id: string; label: str
 
 const REDIRECT_HINT = 'One a line, matched exactly: https://, http:// only on 127.0.0.1, [::1] or localhost, or (public clients) an app scheme such as com.example.app:/callback.';
 
+interface ClientFieldValues {
+  readonly name: string;
+  readonly redirectUris: string[];
+  readonly logoutUris: string[];
+}
+
+/** A client's name and URIs as typed, and what the page finds wrong with them before sending. */
+function useClientFields(initial: { name: string; redirects: string[]; logouts: string[] }, nameMissing: string) {
+  const [name, setName] = useState(initial.name);
+  const [redirects, setRedirects] = useState(initial.redirects.join('\n'));
+  const [logouts, setLogouts] = useState(initial.logouts.join('\n'));
+  const [problems, setProblems] = useState<string[]>([]);
+  return {
+    name,
+    setName,
+    redirects,
+    setRedirects,
+    logouts,
+    setLogouts,
+    problems,
+    /** The values to send, or null once the problems found are shown. */
+    check(): ClientFieldValues | null {
+      const redirectUris = uriLines(redirects);
+      const logoutUris = uriLines(logouts);
+      const found = [...(name.trim() ? [] : [nameMissing]), ...uriProblems('redirect URI', redirectUris, true), ...uriProblems('post-logout redirect URI', logoutUris, false)];
+      setProblems(found);
+      return found.length ? null : { name: name.trim(), redirectUris, logoutUris };
+    },
+    clear(): void {
+      setName('');
+      setRedirects('');
+      setLogouts('');
+    },
+  };
+}
+
+/** The name field, what `between` adds after it, and the two URI fields. */
+function ClientFields({ id, fields, logoutHint, between }: { id: string; fields: ReturnType<typeof useClientFields>; logoutHint: string; between?: ReactNode }) {
+  return (
+    <>
+      <Problems list={fields.problems} />
+      <div className="field">
+        <label htmlFor={`${id}-name`}>Name</label>
+        <input id={`${id}-name`} value={fields.name} maxLength={200} onChange={(e) => fields.setName(e.target.value)} />
+      </div>
+      {between}
+      <UriField id={`${id}-redirects`} label="Redirect URIs" value={fields.redirects} onChange={fields.setRedirects} hint={REDIRECT_HINT} />
+      <UriField id={`${id}-logouts`} label="Post-logout redirect URIs" value={fields.logouts} onChange={fields.setLogouts} hint={logoutHint} />
+    </>
+  );
+}
+
 export function RegisterClientForm({ onRegistered }: { onRegistered: (c: CreatedOidcClient) => void }) {
   const id = useId();
   const queryClient = useQueryClient();
-  const [name, setName] = useState('');
+  const fields = useClientFields({ name: '', redirects: [], logouts: [] }, 'Enter a name: what admins and people see.');
   const [type, setType] = useState<OidcClientType>('confidential');
-  const [redirects, setRedirects] = useState('');
-  const [logouts, setLogouts] = useState('');
-  const [problems, setProblems] = useState<string[]>([]);
   const m = useMutation({
     ...createOidcClientMutation(),
     onSuccess: async (c) => {
       onRegistered(c);
-      setName('');
-      setRedirects('');
-      setLogouts('');
+      fields.clear();
       await invalidateClientReads(queryClient);
     },
   });
   function submit(e: FormEvent) {
     e.preventDefault();
-    const redirectUris = uriLines(redirects);
-    const logoutUris = uriLines(logouts);
-    const found = [
-      ...(name.trim() ? [] : ['Enter a name: what admins and people see.']),
-      ...uriProblems('redirect URI', redirectUris, true),
-      ...uriProblems('post-logout redirect URI', logoutUris, false),
-    ];
-    setProblems(found);
-    if (found.length) return;
-    m.mutate({ body: { name: name.trim(), type, redirect_uris: redirectUris, ...(logoutUris.length ? { post_logout_redirect_uris: logoutUris } : {}) } });
+    const v = fields.check();
+    if (!v) return;
+    m.mutate({ body: { name: v.name, type, redirect_uris: v.redirectUris, ...(v.logoutUris.length ? { post_logout_redirect_uris: v.logoutUris } : {}) } });
   }
   return (
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Register an application</h2>
       <form onSubmit={submit} noValidate>
-        <Problems list={problems} />
-        <div className="field">
-          <label htmlFor={`${id}-name`}>Name</label>
-          <input id={`${id}-name`} value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor={`${id}-type`}>Type</label>
-          <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as OidcClientType)} aria-describedby={`${id}-type-hint`}>
-            <option value="confidential">Confidential: a server that keeps a secret</option>
-            <option value="public">Public: a browser or native app (PKCE only)</option>
-          </select>
-          <span className="hint" id={`${id}-type-hint`}>
-            A confidential client gets a secret, shown once.
-          </span>
-        </div>
-        <UriField id={`${id}-redirects`} label="Redirect URIs" value={redirects} onChange={setRedirects} hint={REDIRECT_HINT} />
-        <UriField id={`${id}-logouts`} label="Post-logout redirect URIs" value={logouts} onChange={setLogouts} hint="Optional, one a line: where people may be sent after signing out." />
+        <ClientFields
+          id={id}
+          fields={fields}
+          logoutHint="Optional, one a line: where people may be sent after signing out."
+          between={
+            <div className="field">
+              <label htmlFor={`${id}-type`}>Type</label>
+              <select id={`${id}-type`} value={type} onChange={(e) => setType(e.target.value as OidcClientType)} aria-describedby={`${id}-type-hint`}>
+                <option value="confidential">Confidential: a server that keeps a secret</option>
+                <option value="public">Public: a browser or native app (PKCE only)</option>
+              </select>
+              <span className="hint" id={`${id}-type-hint`}>
+                A confidential client gets a secret, shown once.
+              </span>
+            </div>
+          }
+        />
         <button type="submit" className="primary" disabled={m.isPending}>
           {m.isPending ? 'Registering…' : 'Register the application'}
         </button>
@@ -144,10 +184,7 @@ export function RegisterClientForm({ onRegistered }: { onRegistered: (c: Created
 export function EditClientForm({ client, onSaved }: { client: OidcClient; onSaved: (message: string) => void }) {
   const id = useId();
   const queryClient = useQueryClient();
-  const [name, setName] = useState(client.name);
-  const [redirects, setRedirects] = useState(client.redirect_uris.join('\n'));
-  const [logouts, setLogouts] = useState(client.post_logout_redirect_uris.join('\n'));
-  const [problems, setProblems] = useState<string[]>([]);
+  const fields = useClientFields({ name: client.name, redirects: client.redirect_uris, logouts: client.post_logout_redirect_uris }, 'Enter a name.');
   const m = useMutation({
     ...updateOidcClientMutation(),
     onSuccess: async (c) => {
@@ -157,24 +194,15 @@ export function EditClientForm({ client, onSaved }: { client: OidcClient; onSave
   });
   function submit(e: FormEvent) {
     e.preventDefault();
-    const redirectUris = uriLines(redirects);
-    const logoutUris = uriLines(logouts);
-    const found = [...(name.trim() ? [] : ['Enter a name.']), ...uriProblems('redirect URI', redirectUris, true), ...uriProblems('post-logout redirect URI', logoutUris, false)];
-    setProblems(found);
-    if (found.length) return;
-    m.mutate({ path: { client_id: client.client_id }, body: { name: name.trim(), redirect_uris: redirectUris, post_logout_redirect_uris: logoutUris } });
+    const v = fields.check();
+    if (!v) return;
+    m.mutate({ path: { client_id: client.client_id }, body: { name: v.name, redirect_uris: v.redirectUris, post_logout_redirect_uris: v.logoutUris } });
   }
   return (
     <section aria-labelledby={`${id}-h`}>
       <h2 id={`${id}-h`}>Edit</h2>
       <form onSubmit={submit} noValidate>
-        <Problems list={problems} />
-        <div className="field">
-          <label htmlFor={`${id}-name`}>Name</label>
-          <input id={`${id}-name`} value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
-        </div>
-        <UriField id={`${id}-redirects`} label="Redirect URIs" value={redirects} onChange={setRedirects} hint={REDIRECT_HINT} />
-        <UriField id={`${id}-logouts`} label="Post-logout redirect URIs" value={logouts} onChange={setLogouts} hint="One a line; leave empty for none." />
+        <ClientFields id={id} fields={fields} logoutHint="One a line; leave empty for none." />
         <button type="submit" className="primary" disabled={m.isPending}>
           {m.isPending ? 'Saving…' : 'Save changes'}
         </button>

@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { upstreamProvider } from '../../../../bench/scenarios/upstream-idp';
 
 export interface Person {
   sub: string;
@@ -27,9 +28,6 @@ export interface UpstreamOidc {
 }
 
 export async function startUpstreamOidc(redirectUri: string): Promise<UpstreamOidc> {
-  const { default: Provider } = await import('oidc-provider');
-  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: crypto.randomBytes(8).toString('hex'), alg: 'RS256', use: 'sig' };
   const server = http.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -43,22 +41,7 @@ export async function startUpstreamOidc(redirectUri: string): Promise<UpstreamOi
     lastLoginHint: null,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
-  const provider = new Provider(issuer, {
-    jwks: { keys: [jwk as never] },
-    cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
-    pkce: { required: () => true },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ ...up.person, sub }) }),
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    loadExistingGrant: async (ctx) => {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
-      grant.addOIDCScope('openid email profile');
-      await grant.save();
-      return grant;
-    },
-  });
+  const provider = await upstreamProvider({ issuer, clientId, clientSecret, redirectUri, claimsOf: () => ({ ...up.person }) });
   const callback = provider.callback();
   server.on('request', (req, res) => {
     const hint = new URL(req.url ?? '/', issuer).searchParams.get('login_hint');
