@@ -42,7 +42,8 @@ function ticksPerSecond(): number {
 }
 
 /** utime + stime (µs) and RSS (bytes) of `pid`, from /proc/<pid>/stat (all its threads). */
-function procStat(pid: number): { cpuMicros: number; rssBytes: number } {
+/** A process's CPU time so far and resident set size, from /proc. */
+export function procStat(pid: number): { cpuMicros: number; rssBytes: number } {
   const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15, rss 24.
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');

@@ -23,7 +23,8 @@ import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { startLoad } from './load-worker';
-import { startServerProcess } from './server-process';
+import fs from 'node:fs';
+import { procStat, startServerProcess } from './server-process';
 import type { BenchContext } from './types';
 
 const PEOPLE = Number(process.env.BENCH_SIGNIN_PEOPLE ?? 500);
@@ -40,7 +41,23 @@ interface Idp {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /** Its process's CPU time so far (µs). */
+  cpuMicros(): number;
   stop(): Promise<void>;
+}
+
+/** The CPU time so far (µs) of every PostgreSQL process on this machine (its backends do the service's statements). */
+function postgresCpuMicros(): number {
+  let sum = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') sum += procStat(Number(pid)).cpuMicros;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
 }
 
 function startIdp(redirectUri: string): Promise<Idp> {
@@ -49,7 +66,7 @@ function startIdp(redirectUri: string): Promise<Idp> {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the upstream IdP exited with ${code}`)));
     child.once('message', (m: { issuer: string; clientId: string; clientSecret: string }) =>
-      resolve({ ...m, stop: () => new Promise<void>((done) => (child.removeAllListeners('exit'), child.once('exit', () => done()), child.send('stop'))) }),
+      resolve({ ...m, cpuMicros: () => procStat(child.pid!).cpuMicros, stop: () => new Promise<void>((done) => (child.removeAllListeners('exit'), child.once('exit', () => done()), child.send('stop'))) }),
     );
   });
 }
@@ -107,9 +124,21 @@ export interface SignInBenchResult {
   sign_in_p50_ms: number;
   sign_in_p99_ms: number;
   service_cpu_ms_per_sign_in: number;
+  /** The tenant's identity provider (its own process) per sign-in. */
+  upstream_idp_cpu_ms_per_sign_in: number;
+  /** This process: the browsers and the product's token requests. */
+  browsers_cpu_ms_per_sign_in: number;
+  /** PostgreSQL's processes per sign-in. */
+  database_cpu_ms_per_sign_in: number;
+  /** The machine's cores over the four's CPU per sign-in: what this machine could do with every core busy. */
+  machine_ceiling_sign_ins_per_s: number;
   refresh_grants_per_s: number;
   refresh_p99_ms: number;
   service_cpu_ms_per_refresh: number;
+  /** This process: the product's refresh requests. */
+  clients_cpu_ms_per_refresh: number;
+  database_cpu_ms_per_refresh: number;
+  machine_ceiling_refresh_grants_per_s: number;
   keycloak_published_for_this_machine: { sign_ins_per_s: number; refresh_grants_per_s: number };
   quiet_decision_p99_ms: number;
   during_decision_p99_ms: number;
@@ -187,8 +216,10 @@ export async function signInScenario(ctx: BenchContext, opts: { admin: Record<st
 
     log(`sign-in: federated sign-ins, ${CONCURRENCY} browsers, ${SECONDS} s`);
     const cpu0 = await server.cpuMicros();
+    const [idp0, own0, db0] = [idp.cpuMicros(), process.cpuUsage(), postgresCpuMicros()];
     const signIns = await storm(signIn);
     const cpu1 = await server.cpuMicros();
+    const [idpCpu, ownCpu, dbCpu] = [idp.cpuMicros() - idp0, process.cpuUsage(own0), postgresCpuMicros() - db0];
 
     const decisionUrl = `${base}/api/tenant/decision`;
     const neighbourRun = (durationS: number) => ({ url: decisionUrl, connections: OTHER_CONNECTIONS, durationS, headers: opts.neighbour, overallRate: NEIGHBOUR_RATE });
@@ -208,6 +239,7 @@ export async function signInScenario(ctx: BenchContext, opts: { admin: Record<st
     const cpuBeforeRefresh = await server.cpuMicros();
 
     log(`sign-in: refresh-token grants, ${CONCURRENCY} clients, ${SECONDS} s`);
+    const [ownBeforeRefresh, dbBeforeRefresh] = [process.cpuUsage(), postgresCpuMicros()];
     const refreshes = await storm(async (w) => {
       const t = await token(base, basic, { grant_type: 'refresh_token', refresh_token: refreshTokens[w]! });
       if (!t.refresh_token || !t.access_token) throw new Error('a refresh answered no rotated refresh token');
@@ -215,8 +247,10 @@ export async function signInScenario(ctx: BenchContext, opts: { admin: Record<st
     });
     const cpu2 = await server.cpuMicros();
     const refreshCpu = cpu2 - cpuBeforeRefresh;
+    const [clientsCpu, dbRefreshCpu] = [process.cpuUsage(ownBeforeRefresh), postgresCpuMicros() - dbBeforeRefresh];
 
     const vcpus = os.availableParallelism();
+    const ms = (micros: number, count: number) => Math.round((micros / 1000 / count) * 100) / 100;
     const perS = (r: { count: number; seconds: number }) => Math.round((r.count / r.seconds) * 10) / 10;
     const ratio = Math.round((loaded!.p99_ms / Math.max(quiet!.p99_ms, 0.001)) * 100) / 100;
     const result: SignInBenchResult = {
@@ -226,10 +260,17 @@ export async function signInScenario(ctx: BenchContext, opts: { admin: Record<st
       federated_sign_ins_per_s: perS(signIns),
       sign_in_p50_ms: pct(signIns.sorted, 50),
       sign_in_p99_ms: pct(signIns.sorted, 99),
-      service_cpu_ms_per_sign_in: Math.round(((cpu1 - cpu0) / 1000 / signIns.count) * 100) / 100,
+      service_cpu_ms_per_sign_in: ms(cpu1 - cpu0, signIns.count),
+      upstream_idp_cpu_ms_per_sign_in: ms(idpCpu, signIns.count),
+      browsers_cpu_ms_per_sign_in: ms(ownCpu.user + ownCpu.system, signIns.count),
+      database_cpu_ms_per_sign_in: ms(dbCpu, signIns.count),
+      machine_ceiling_sign_ins_per_s: Math.round((vcpus * 1e6) / ((cpu1 - cpu0 + idpCpu + ownCpu.user + ownCpu.system + dbCpu) / signIns.count)),
       refresh_grants_per_s: perS(refreshes),
       refresh_p99_ms: pct(refreshes.sorted, 99),
-      service_cpu_ms_per_refresh: Math.round((refreshCpu / 1000 / refreshes.count) * 100) / 100,
+      service_cpu_ms_per_refresh: ms(refreshCpu, refreshes.count),
+      clients_cpu_ms_per_refresh: ms(clientsCpu.user + clientsCpu.system, refreshes.count),
+      database_cpu_ms_per_refresh: ms(dbRefreshCpu, refreshes.count),
+      machine_ceiling_refresh_grants_per_s: Math.round((vcpus * 1e6) / ((refreshCpu + clientsCpu.user + clientsCpu.system + dbRefreshCpu) / refreshes.count)),
       keycloak_published_for_this_machine: { sign_ins_per_s: KEYCLOAK_PER_VCPU.sign_ins_per_s * vcpus, refresh_grants_per_s: KEYCLOAK_PER_VCPU.refresh_grants_per_s * vcpus },
       quiet_decision_p99_ms: quiet!.p99_ms,
       during_decision_p99_ms: loaded!.p99_ms,
@@ -238,8 +279,8 @@ export async function signInScenario(ctx: BenchContext, opts: { admin: Record<st
       met: false,
     };
     result.met = result.federated_sign_ins_per_s >= 150 && result.refresh_grants_per_s >= 1000 && ratio <= 2 && loaded!.total === loaded!['2xx'];
-    log(`  ${result.federated_sign_ins_per_s} federated sign-ins/s (p99 ${result.sign_in_p99_ms} ms, ${result.service_cpu_ms_per_sign_in} ms service CPU each); Keycloak's sizing: ${result.keycloak_published_for_this_machine.sign_ins_per_s}/s`);
-    log(`  ${result.refresh_grants_per_s} refresh grants/s (p99 ${result.refresh_p99_ms} ms, ${result.service_cpu_ms_per_refresh} ms CPU each); Keycloak's sizing: ${result.keycloak_published_for_this_machine.refresh_grants_per_s}/s`);
+    log(`  ${result.federated_sign_ins_per_s} federated sign-ins/s (p99 ${result.sign_in_p99_ms} ms, ${result.service_cpu_ms_per_sign_in} ms service CPU each, ${result.upstream_idp_cpu_ms_per_sign_in} ms the IdP's, ${result.browsers_cpu_ms_per_sign_in} ms the browsers', ${result.database_cpu_ms_per_sign_in} ms PostgreSQL's; all cores busy: ${result.machine_ceiling_sign_ins_per_s}/s); Keycloak's sizing: ${result.keycloak_published_for_this_machine.sign_ins_per_s}/s`);
+    log(`  ${result.refresh_grants_per_s} refresh grants/s (p99 ${result.refresh_p99_ms} ms, ${result.service_cpu_ms_per_refresh} ms CPU each, ${result.clients_cpu_ms_per_refresh} ms the clients', ${result.database_cpu_ms_per_refresh} ms PostgreSQL's; all cores busy: ${result.machine_ceiling_refresh_grants_per_s}/s); Keycloak's sizing: ${result.keycloak_published_for_this_machine.refresh_grants_per_s}/s`);
     log(`  another tenant's decision p99 ${quiet!.p99_ms} ms alone, ${loaded!.p99_ms} ms during the storm (${ratio}x; target <= 2x)`);
     return result;
   } finally {

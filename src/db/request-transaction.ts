@@ -19,8 +19,17 @@ import type { Knex } from 'knex';
 
 /** A pooled pg connection (a pg `Client`), as knex's pool hands it out. */
 export interface PgConnection {
-  query(config: { name?: string; text: string; values?: readonly unknown[]; query_timeout?: number }, callback: (err: Error | null, result: { rows: unknown[] }) => void): void;
+  query(
+    config: { name?: string; text: string; values?: readonly unknown[]; query_timeout?: number },
+    callback: (err: Error | null, result: PgResult & PgResult[]) => void,
+  ): void;
   end(): Promise<void>;
+}
+
+/** One statement's result as pg reports it (an array of them for a message of several statements). */
+export interface PgResult {
+  readonly rows: unknown[];
+  readonly rowCount: number | null;
 }
 
 /** What knex's public `Client` type declares for its pool (typed `any` there). */
@@ -49,6 +58,17 @@ export function runStatement<R>(connection: PgConnection, text: string, values?:
   const config = timeoutMs === undefined ? base : { ...base, query_timeout: timeoutMs };
   return new Promise((resolve, reject) => {
     connection.query(config, (err, result) => (err ? reject(err) : resolve(result.rows as R[])));
+  });
+}
+
+/**
+ * Runs several statements sent as one simple-protocol message (no parameters: values are in the
+ * text as quoted literals): one round trip, run by PostgreSQL as one implicit transaction.
+ * Returns each statement's result in order.
+ */
+export function runStatements(connection: PgConnection, text: string): Promise<PgResult[]> {
+  return new Promise((resolve, reject) => {
+    connection.query({ text }, (err, result) => (err ? reject(err) : resolve(Array.isArray(result) ? result : [result])));
   });
 }
 

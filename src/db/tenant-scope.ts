@@ -14,7 +14,8 @@
  * The role and the tenant are set by one statement, so this costs no extra round trip.
  */
 import type { Knex } from 'knex';
-import { runStatement, runTransaction, withConnection } from './request-transaction';
+import { escapeLiteral } from 'pg';
+import { runStatement, runStatements, runTransaction, withConnection, type PgResult } from './request-transaction';
 import { APP_ROLE, READER_ROLE } from './schema';
 
 /** A transaction of the service, as domain code passes it around (domain code never imports knex). */
@@ -72,6 +73,63 @@ export async function withService<T>(db: Knex, fn: (trx: Knex.Transaction) => Pr
     },
     opts,
   );
+}
+
+/** A value of `serviceStatements`, sent as a literal. */
+export type SqlLiteral = string | number | boolean | null;
+
+function literal(v: SqlLiteral | undefined): string {
+  if (v === undefined) throw new Error('serviceStatements: a placeholder has no value.');
+  if (v === null) return 'NULL';
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error('serviceStatements: a number value must be finite.');
+    // In parentheses, so a cast after it (`$1::int`) applies to the number, sign included.
+    return `(${String(v)})`;
+  }
+  return escapeLiteral(v);
+}
+
+/** Whose rows statements in one round trip see: as `withService`, `withTenant` or `withPlatformRead`. */
+type OneTripScope = { readonly tenantId: string } | 'service' | 'platformRead';
+
+function scopeStatement(scope: OneTripScope): string {
+  if (scope === 'platformRead') return `select set_config('role', ${escapeLiteral(READER_ROLE)}, true)`;
+  if (scope === 'service') return `select set_config('role', ${escapeLiteral(APP_ROLE)}, true)`;
+  return `select set_config('role', ${escapeLiteral(APP_ROLE)}, true), set_config('app.tenant_id', ${escapeLiteral(scope.tenantId)}, true)`;
+}
+
+async function oneTrip(db: Knex, scope: OneTripScope, statements: readonly string[], values: readonly SqlLiteral[]): Promise<PgResult[]> {
+  const text = [
+    scopeStatement(scope),
+    ...statements.map((sql) => sql.replace(/\$(\d+)/g, (_, n: string) => literal(values[Number(n) - 1]))),
+  ].join(';\n');
+  // The reader's statements may only read, as in withPlatformRead's read-only transaction.
+  const results = await withConnection(db, (connection) => runStatements(connection, scope === 'platformRead' ? `set transaction read only;\n${text}` : text));
+  return results.slice(scope === 'platformRead' ? 2 : 1);
+}
+
+/**
+ * Runs `statements` (SQL with `$1`… placeholders over `values`) under the runtime role and no
+ * tenant, in one round trip: the role and the statements travel as one simple-protocol message,
+ * which PostgreSQL runs as one implicit transaction, so the transaction-local role holds for
+ * exactly these statements (behind a transaction pooler too) and they commit or fail together.
+ * Values travel as literals quoted by pg's `escapeLiteral`. For short, hot statements (the
+ * provider's protocol objects, the sign-in's lookups), where a transaction's four round trips
+ * (BEGIN, role, statement, COMMIT) cost more than the statement. Returns each statement's result.
+ */
+export function serviceStatements(db: Knex, statements: readonly string[], values: readonly SqlLiteral[]): Promise<PgResult[]> {
+  return oneTrip(db, 'service', statements, values);
+}
+
+/** `serviceStatements` confined to one tenant by row-level security, as `withTenant`. */
+export function tenantStatements(db: Knex, tenantId: string, statements: readonly string[], values: readonly SqlLiteral[]): Promise<PgResult[]> {
+  return oneTrip(db, { tenantId }, statements, values);
+}
+
+/** `serviceStatements` as the read-only reader role that sees every tenant, as `withPlatformRead`. */
+export function platformReadStatements(db: Knex, statements: readonly string[], values: readonly SqlLiteral[]): Promise<PgResult[]> {
+  return oneTrip(db, 'platformRead', statements, values);
 }
 
 /**

@@ -5,7 +5,7 @@
  * from `oidc_clients` (the registered applications, src/domain/sign-in/clients.ts), never written.
  *
  * One adapter instance per model (the library constructs it with the model's name). Each call is
- * one service transaction (no tenant). A row past its expiry is never read; every 16th write also
+ * one round trip under the runtime role (no tenant). A row past its expiry is never read; every 16th write also
  * deletes up to 100 expired rows, so the table does not grow with abandoned sign-ins.
  */
 import type { Config } from '../config';
@@ -14,14 +14,13 @@ import {
   consumePayload,
   deletePayload,
   deletePayloadsOfGrant,
-  purgeExpiredPayloads,
   selectPayload,
   selectPayloadByUid,
   selectPayloadByUserCode,
   upsertPayload,
   type StoredPayload,
 } from '../db/queries/oidc-payloads';
-import { withService, type Database } from '../db/tenant-scope';
+import type { Database } from '../db/tenant-scope';
 import { clientMetadata } from '../domain/sign-in/clients';
 
 type Payload = Record<string, unknown>;
@@ -65,8 +64,9 @@ export function pgAdapter(db: Database, config: Pick<Config, 'keyEncryptionSecre
     async upsert(id: string, payload: Payload, expiresIn: number | undefined): Promise<void> {
       if (this.name === 'Client') throw new Error('Clients are registered through /api/setup/clients, not the provider.');
       const purge = ++writes % PURGE_EVERY === 0;
-      await withService(db, async (trx) => {
-        await upsertPayload(trx, {
+      await upsertPayload(
+        db,
+        {
           model: this.name,
           id,
           payload,
@@ -75,37 +75,37 @@ export function pgAdapter(db: Database, config: Pick<Config, 'keyEncryptionSecre
           uid: text(payload.uid),
           userCode: text(payload.userCode),
           expiresIn: typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? Math.max(1, Math.ceil(expiresIn)) : null,
-        });
-        if (purge) await purgeExpiredPayloads(trx, PURGE_LIMIT);
-      });
+        },
+        purge ? PURGE_LIMIT : undefined,
+      );
     }
 
     async find(id: string): Promise<Payload | undefined> {
       if (this.name === 'Client') {
-        const found = await withService(db, (trx) => clientMetadata(trx, config, id), { readOnly: true });
+        const found = await clientMetadata(db, config, id);
         return found ? clientToMetadata(found) : undefined;
       }
-      return withConsumed(await withService(db, (trx) => selectPayload(trx, this.name, id), { readOnly: true }));
+      return withConsumed(await selectPayload(db, this.name, id));
     }
 
     async findByUid(uid: string): Promise<Payload | undefined> {
-      return withConsumed(await withService(db, (trx) => selectPayloadByUid(trx, this.name, uid), { readOnly: true }));
+      return withConsumed(await selectPayloadByUid(db, this.name, uid));
     }
 
     async findByUserCode(userCode: string): Promise<Payload | undefined> {
-      return withConsumed(await withService(db, (trx) => selectPayloadByUserCode(trx, this.name, userCode), { readOnly: true }));
+      return withConsumed(await selectPayloadByUserCode(db, this.name, userCode));
     }
 
     async consume(id: string): Promise<void> {
-      await withService(db, (trx) => consumePayload(trx, this.name, id));
+      await consumePayload(db, this.name, id);
     }
 
     async destroy(id: string): Promise<void> {
-      await withService(db, (trx) => deletePayload(trx, this.name, id));
+      await deletePayload(db, this.name, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
-      await withService(db, (trx) => deletePayloadsOfGrant(trx, this.name, grantId));
+      await deletePayloadsOfGrant(db, this.name, grantId);
     }
   };
 }

@@ -12,8 +12,8 @@
 import type { AuthenticatedContext } from '../context/request';
 import { readTenantFacts } from '../db/queries/enter-tenant';
 import { selectGrantSignIn, type GrantSignIn } from '../db/queries/oidc-payloads';
-import { selectSignInAccount, type SignInAccount } from '../db/queries/sign-in-accounts';
-import { withService, type Database } from '../db/tenant-scope';
+import { selectSignInAccountAndGrant, selectSignInAccountNow, type SignInAccount } from '../db/queries/sign-in-accounts';
+import type { Database } from '../db/tenant-scope';
 import { decideEntry } from '../tenancy/decide';
 import { decisionFacts } from '../tenancy/enter';
 
@@ -36,11 +36,11 @@ export interface PersonClaims {
 }
 
 export async function readAccount(db: Database, accountId: string): Promise<SignInAccount | null> {
-  return withService(db, (trx) => selectSignInAccount(trx, accountId), { readOnly: true });
+  return selectSignInAccountNow(db, accountId);
 }
 
 export async function readGrantSignIn(db: Database, grantId: string): Promise<GrantSignIn | null> {
-  return withService(db, (trx) => selectGrantSignIn(trx, grantId), { readOnly: true });
+  return selectGrantSignIn(db, grantId);
 }
 
 /**
@@ -73,12 +73,8 @@ export async function admittedMembership(
  * is gone, or the grant chose a tenant the person may no longer enter.
  */
 export async function personClaims(db: Database, issuer: string, accountId: string, grantId: string): Promise<PersonClaims | null> {
-  // The account and the grant's sign-in in one read-only transaction.
-  const { account, signIn } = await withService(
-    db,
-    async (trx) => ({ account: await selectSignInAccount(trx, accountId), signIn: await selectGrantSignIn(trx, grantId) }),
-    { readOnly: true },
-  );
+  // The account and the grant's sign-in in one round trip.
+  const { account, signIn } = await selectSignInAccountAndGrant(db, accountId, grantId);
   if (!account) return null;
   let tenant: TenantClaims | undefined;
   if (signIn?.tenantId) {

@@ -10,7 +10,6 @@ import type { Config } from '../config';
 import type { AppServices } from '../context/app-services';
 import type { InteractionRouterFactory, Oidc, OrganizationSwitch, SignInChoice } from '../context/sign-in';
 import { updateGrantSignIn } from '../db/queries/oidc-payloads';
-import { withService } from '../db/tenant-scope';
 import { readAccount } from './claims';
 import { providerConfiguration, OIDC_SCOPES } from './configuration';
 import { oidcApiAudience, oidcIssuer } from './issuer';
@@ -127,7 +126,7 @@ export function createOidc(config: Config, services: AppServices, opts: OidcOpti
       grant.addOIDCScope(scope);
       grant.addResourceScope(audience, scope);
       const grantId = await grant.save();
-      await withService(db, (trx) => updateGrantSignIn(trx, grantId, { tenantId: choice.tenantId, connectionId: choice.connectionId, method: choice.method }));
+      await updateGrantSignIn(db, grantId, { tenantId: choice.tenantId, connectionId: choice.connectionId, method: choice.method });
       await provider.interactionFinished(
         req,
         res,

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { openDatabase } from '../../src/db/database';
-import { withPlatformRead, withService, withTenant } from '../../src/db/tenant-scope';
+import { platformReadStatements, serviceStatements, tenantStatements, withPlatformRead, withService, withTenant } from '../../src/db/tenant-scope';
 import { createTenantWithSampleData } from '../../src/domain/tenant-admin';
 import { testRuntimeDatabaseUrl } from '../helpers/app';
 import { closeOwnerConnection, ownerConnection, unique } from '../helpers/factories';
@@ -70,6 +70,50 @@ it.each(TABLES)('a query on %s without a tenant filter sees only the current ten
   // The owner sees both tenants' rows: the filter above came from row-level security alone.
   const all = await ownerConnection()(table).whereIn('tenant_id', [a, b]).select('tenant_id');
   expect(new Set(all.map((r) => r.tenant_id))).toEqual(new Set([a, b]));
+});
+
+describe('statements in one round trip (serviceStatements)', () => {
+  it('run as the runtime role and see no tenant rows, whichever connection they land on', async () => {
+    for (let i = 0; i < 5; i++) {
+      const [[who, rows], [again]] = await Promise.all([serviceStatements(db, [whoAmI, 'select tenant_id from users'], []), serviceStatements(db, [whoAmI], [])]);
+      expect([who!.rows[0], again!.rows[0]]).toEqual([
+        { current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false },
+        { current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false },
+      ]);
+      expect(rows!.rows).toEqual([]);
+    }
+  });
+
+  it('confine a tenant\'s statements to it, and the reader\'s to reading', async () => {
+    const [who, rows] = await tenantStatements(db, a, [whoAmI, 'select distinct tenant_id from users'], []);
+    expect(who!.rows[0]).toEqual({ current_user: 'tenant_service_app', rolbypassrls: false, rolsuper: false });
+    expect(rows!.rows).toEqual([{ tenant_id: a }]);
+    const [all] = await platformReadStatements(db, ['select distinct tenant_id from users where tenant_id = any($1::uuid[])'], [`{${a},${b}}`]);
+    expect(new Set(all!.rows.map((r) => (r as { tenant_id: string }).tenant_id))).toEqual(new Set([a, b]));
+    await expect(platformReadStatements(db, ["update boards set name = name where tenant_id = $1"], [a])).rejects.toMatchObject({ code: '25006' });
+    // A tenant id is a value like any other: quoted, never SQL.
+    const odd = "x', true); select set_config('app.tenant_id', 'y";
+    const [setting] = await tenantStatements(db, odd, ["select current_setting('app.tenant_id') as t"], []);
+    expect(setting!.rows).toEqual([{ t: odd }]);
+  });
+
+  it('send every value as the literal it is, whatever it holds', async () => {
+    const values = ["it's", 'back\\slash\\', '$1 and $2', "'); drop table users; --", 'line\nbreak', 'ünï😀', '', null, 42, -7.5, true, false];
+    const [r] = await serviceStatements(db, [`select ${values.map((_, i) => `$${i + 1}::text as v${i}`).join(', ')}`], values);
+    expect(Object.values(r!.rows[0] as Record<string, unknown>)).toEqual(values.map((v) => (v === null ? null : String(v))));
+    await expect(serviceStatements(db, ['select $1::text'], [])).rejects.toThrow(/no value/);
+    await expect(serviceStatements(db, ['select $1::float'], [Number.NaN])).rejects.toThrow(/finite/);
+  });
+
+  it('commit together or not at all', async () => {
+    const id = unique('one-trip');
+    const insert = "insert into oidc_payloads (model, id, payload) values ('Session', $1, '{}'::jsonb)";
+    await expect(serviceStatements(db, [insert, 'select 1 / 0'], [id])).rejects.toMatchObject({ code: '22012' });
+    expect(await ownerConnection()('oidc_payloads').where({ model: 'Session', id }).first()).toBeUndefined();
+    await serviceStatements(db, [insert], [id]);
+    expect(await ownerConnection()('oidc_payloads').where({ model: 'Session', id }).first()).toBeDefined();
+    await ownerConnection()('oidc_payloads').where({ model: 'Session', id }).delete();
+  });
 });
 
 it('sees no tenant rows at all without app.tenant_id', async () => {

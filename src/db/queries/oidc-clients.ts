@@ -4,6 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type { OidcClient } from '../../context/sign-in';
+import { serviceStatements } from '../tenant-scope';
 
 const COLUMNS = ['client_id', 'name', 'type', 'redirect_uris', 'post_logout_redirect_uris', 'built_in', 'created_at', 'updated_at'] as const;
 /** How a sealed secret starts (src/domain/key-encryption.ts); a plain one is base64url, which has no dot. */
@@ -40,6 +41,15 @@ export async function selectOidcClient(trx: Knex.Transaction, clientId: string, 
   const q = trx('oidc_clients').where({ client_id: clientId });
   if (lock) q.forNoKeyUpdate();
   const row = (await q.first([...COLUMNS, 'client_secret'])) as (OidcClient & { client_secret: string | null }) | undefined;
+  if (!row) return null;
+  const { client_secret, ...client } = row;
+  return { client, storedSecret: client_secret };
+}
+
+/** The client and its stored secret, or null, in one round trip outside any transaction (the provider's lookup on every protocol request). */
+export async function selectOidcClientNow(db: Knex, clientId: string): Promise<{ client: OidcClient; storedSecret: string | null } | null> {
+  const [result] = await serviceStatements(db, [`select ${[...COLUMNS, 'client_secret'].join(', ')} from oidc_clients where client_id = $1`], [clientId]);
+  const row = result!.rows[0] as (OidcClient & { client_secret: string | null }) | undefined;
   if (!row) return null;
   const { client_secret, ...client } = row;
   return { client, storedSecret: client_secret };

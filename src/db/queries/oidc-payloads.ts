@@ -5,6 +5,8 @@
  * never returned; expired rows are purged a few at a time by `purgeExpiredPayloads`.
  */
 import type { Knex } from 'knex';
+import type { PgResult } from '../request-transaction';
+import { serviceStatements } from '../tenant-scope';
 
 export interface StoredPayload {
   readonly payload: Record<string, unknown>;
@@ -25,72 +27,92 @@ function toStored(row: { payload: Record<string, unknown>; consumed_at: Date | n
   return { payload: row.payload, consumed: row.consumed_at !== null };
 }
 
-/** Inserts or replaces a payload; `expiresIn` seconds from the database's now (null: no expiry). */
+/**
+ * Each statement below is one round trip (`serviceStatements`): the provider reads or writes one
+ * protocol object per call, several per sign-in, and a transaction of its own would be four.
+ */
+const SELECT = `select payload, consumed_at from oidc_payloads where model = $1 and`;
+
+function first(results: PgResult[]): StoredPayload | undefined {
+  return toStored(results[0]!.rows[0] as { payload: Record<string, unknown>; consumed_at: Date | null } | undefined);
+}
+
+/** Deletes up to `limit` expired rows (a cheap, bounded delete; run now and then with an insert). */
+const PURGE_EXPIRED = `delete from oidc_payloads where ctid in (select ctid from oidc_payloads where expires_at <= now() limit $8 for update skip locked)`;
+
+/**
+ * Inserts or replaces a payload; `expiresIn` seconds from the database's now (null: no expiry).
+ * With `purgeLimit`, the same round trip also deletes up to that many expired rows.
+ */
 export async function upsertPayload(
-  trx: Knex.Transaction,
+  db: Knex,
   p: { model: string; id: string; payload: Record<string, unknown>; grantId: string | null; uid: string | null; userCode: string | null; expiresIn: number | null },
+  purgeLimit?: number,
 ): Promise<void> {
-  await trx.raw(
-    `insert into oidc_payloads (model, id, payload, grant_id, uid, user_code, expires_at)
-     values (?, ?, ?::jsonb, ?, ?, ?, case when ?::int is null then null else now() + make_interval(secs => ?::int) end)
+  const upsert = `insert into oidc_payloads (model, id, payload, grant_id, uid, user_code, expires_at)
+     values ($1, $2, $3::jsonb, $4, $5, $6, case when $7::int is null then null else now() + make_interval(secs => $7::int) end)
      on conflict (model, id) do update set payload = excluded.payload, grant_id = excluded.grant_id, uid = excluded.uid,
-       user_code = excluded.user_code, expires_at = excluded.expires_at`,
-    [p.model, p.id, JSON.stringify(p.payload), p.grantId, p.uid, p.userCode, p.expiresIn, p.expiresIn],
-  );
+       user_code = excluded.user_code, expires_at = excluded.expires_at`;
+  await serviceStatements(db, purgeLimit === undefined ? [upsert] : [upsert, PURGE_EXPIRED], [
+    p.model,
+    p.id,
+    JSON.stringify(p.payload),
+    p.grantId,
+    p.uid,
+    p.userCode,
+    p.expiresIn,
+    purgeLimit ?? null,
+  ]);
 }
 
-export async function selectPayload(trx: Knex.Transaction, model: string, id: string): Promise<StoredPayload | undefined> {
-  const row = await trx('oidc_payloads').where({ model, id }).whereRaw(LIVE).first('payload', 'consumed_at');
-  return toStored(row as { payload: Record<string, unknown>; consumed_at: Date | null } | undefined);
+export async function selectPayload(db: Knex, model: string, id: string): Promise<StoredPayload | undefined> {
+  return first(await serviceStatements(db, [`${SELECT} id = $2 and ${LIVE}`], [model, id]));
 }
 
-export async function selectPayloadByUid(trx: Knex.Transaction, model: string, uid: string): Promise<StoredPayload | undefined> {
-  const row = await trx('oidc_payloads').where({ model, uid }).whereRaw(LIVE).first('payload', 'consumed_at');
-  return toStored(row as { payload: Record<string, unknown>; consumed_at: Date | null } | undefined);
+export async function selectPayloadByUid(db: Knex, model: string, uid: string): Promise<StoredPayload | undefined> {
+  return first(await serviceStatements(db, [`${SELECT} uid = $2 and ${LIVE} limit 1`], [model, uid]));
 }
 
-export async function selectPayloadByUserCode(trx: Knex.Transaction, model: string, userCode: string): Promise<StoredPayload | undefined> {
-  const row = await trx('oidc_payloads').where({ model, user_code: userCode }).whereRaw(LIVE).first('payload', 'consumed_at');
-  return toStored(row as { payload: Record<string, unknown>; consumed_at: Date | null } | undefined);
+export async function selectPayloadByUserCode(db: Knex, model: string, userCode: string): Promise<StoredPayload | undefined> {
+  return first(await serviceStatements(db, [`${SELECT} user_code = $2 and ${LIVE} limit 1`], [model, userCode]));
 }
 
 /** Marks a payload used (a code, a rotated refresh token); the first marking stands. */
-export async function consumePayload(trx: Knex.Transaction, model: string, id: string): Promise<void> {
-  await trx('oidc_payloads').where({ model, id }).whereNull('consumed_at').update({ consumed_at: trx.raw('now()') });
+export async function consumePayload(db: Knex, model: string, id: string): Promise<void> {
+  await serviceStatements(db, ['update oidc_payloads set consumed_at = now() where model = $1 and id = $2 and consumed_at is null'], [model, id]);
 }
 
-export async function deletePayload(trx: Knex.Transaction, model: string, id: string): Promise<void> {
-  await trx('oidc_payloads').where({ model, id }).delete();
+export async function deletePayload(db: Knex, model: string, id: string): Promise<void> {
+  await serviceStatements(db, ['delete from oidc_payloads where model = $1 and id = $2'], [model, id]);
 }
 
 /** Deletes every payload of a grant (the library revokes a grant's tokens this way, per model). */
-export async function deletePayloadsOfGrant(trx: Knex.Transaction, model: string, grantId: string): Promise<void> {
-  await trx('oidc_payloads').where({ model, grant_id: grantId }).delete();
-}
-
-/** Deletes up to `limit` expired rows (a cheap, bounded delete; run now and then on insert). */
-export async function purgeExpiredPayloads(trx: Knex.Transaction, limit: number): Promise<number> {
-  const result = (await trx.raw(
-    `delete from oidc_payloads where ctid in (select ctid from oidc_payloads where expires_at <= now() limit ? for update skip locked)`,
-    [limit],
-  )) as { rowCount: number };
-  return result.rowCount;
+export async function deletePayloadsOfGrant(db: Knex, model: string, grantId: string): Promise<void> {
+  await serviceStatements(db, ['delete from oidc_payloads where model = $1 and grant_id = $2'], [model, grantId]);
 }
 
 /** Records the sign-in behind a grant (the Grant row must exist). Returns false when it does not. */
-export async function updateGrantSignIn(trx: Knex.Transaction, grantId: string, signIn: GrantSignIn): Promise<boolean> {
-  const n = await trx('oidc_payloads')
-    .where({ model: 'Grant', id: grantId })
-    .update({ grant_sign_in: JSON.stringify({ tenant_id: signIn.tenantId, connection_id: signIn.connectionId, method: signIn.method }) });
-  return n > 0;
+export async function updateGrantSignIn(db: Knex, grantId: string, signIn: GrantSignIn): Promise<boolean> {
+  const [result] = await serviceStatements(
+    db,
+    ["update oidc_payloads set grant_sign_in = $2::jsonb where model = 'Grant' and id = $1"],
+    [grantId, JSON.stringify({ tenant_id: signIn.tenantId, connection_id: signIn.connectionId, method: signIn.method })],
+  );
+  return (result!.rowCount ?? 0) > 0;
 }
 
-/** The sign-in behind a live grant; null when the grant is gone or has none recorded. */
-export async function selectGrantSignIn(trx: Knex.Transaction, grantId: string): Promise<GrantSignIn | null> {
-  const row = (await trx('oidc_payloads').where({ model: 'Grant', id: grantId }).whereRaw(LIVE).first('grant_sign_in')) as
-    | { grant_sign_in: { tenant_id: string | null; connection_id: string | null; method: 'email' | 'sso' } | null }
-    | undefined;
-  const s = row?.grant_sign_in;
+/** The statement reading a live grant's recorded sign-in (`$n`: the grant's id), for `serviceStatements`. */
+export const selectGrantSignInSql = (n: number): string => `select grant_sign_in from oidc_payloads where model = 'Grant' and id = $${n} and ${LIVE}`;
+
+/** The sign-in of a row that `selectGrantSignInSql` read; null when the grant is gone or has none recorded. */
+export function grantSignInOf(row: unknown): GrantSignIn | null {
+  const s = (row as { grant_sign_in: { tenant_id: string | null; connection_id: string | null; method: 'email' | 'sso' } | null } | undefined)?.grant_sign_in;
   if (!s) return null;
   return { tenantId: s.tenant_id, connectionId: s.connection_id, method: s.method };
+}
+
+/** The sign-in behind a live grant, in one round trip; null when the grant is gone or has none recorded. */
+export async function selectGrantSignIn(db: Knex, grantId: string): Promise<GrantSignIn | null> {
+  const [result] = await serviceStatements(db, [selectGrantSignInSql(1)], [grantId]);
+  return grantSignInOf(result!.rows[0]);
 }

@@ -4,6 +4,8 @@
  * transaction.
  */
 import type { Knex } from 'knex';
+import { grantSignInOf, selectGrantSignInSql, type GrantSignIn } from './oidc-payloads';
+import { serviceStatements } from '../tenant-scope';
 
 export interface SignInAccount {
   /** The stable `sub` of every token the provider issues for this person. */
@@ -74,6 +76,24 @@ export async function selectSignInAccount(trx: Knex.Transaction, id: string): Pr
   if (!UUID.test(id)) return null;
   const row = (await trx('sign_in_accounts').where({ id }).first()) as AccountRow | undefined;
   return row ? accountOfRow(row) : null;
+}
+
+const SELECT_ACCOUNT = 'select id, email, email_verified, name, created_at, updated_at from sign_in_accounts where id = $1';
+
+/** The account `id` in one round trip outside any transaction; null when there is none (or `id` is not a uuid). */
+export async function selectSignInAccountNow(db: Knex, id: string): Promise<SignInAccount | null> {
+  if (!UUID.test(id)) return null;
+  const [result] = await serviceStatements(db, [SELECT_ACCOUNT], [id]);
+  const row = result!.rows[0] as AccountRow | undefined;
+  return row ? accountOfRow(row) : null;
+}
+
+/** The account `id` and the sign-in recorded on grant `grantId`, in one round trip (a token's claims). */
+export async function selectSignInAccountAndGrant(db: Knex, id: string, grantId: string): Promise<{ account: SignInAccount | null; signIn: GrantSignIn | null }> {
+  if (!UUID.test(id)) return { account: null, signIn: null };
+  const [account, grant] = await serviceStatements(db, [SELECT_ACCOUNT, selectGrantSignInSql(2)], [id, grantId]);
+  const row = account!.rows[0] as AccountRow | undefined;
+  return { account: row ? accountOfRow(row) : null, signIn: grantSignInOf(grant!.rows[0]) };
 }
 
 /** The accounts holding this (lower-cased) email, oldest first. */

@@ -5,16 +5,19 @@
  * verified an email's domain, which tenants a person is a member of).
  */
 import type { Knex } from 'knex';
+import { platformReadStatements, serviceStatements } from '../tenant-scope';
 import type { SignInAccountRecord, SignInIdentityRecord } from '../../context/records';
 import type { TenantStatus } from '../../context/tenant-status';
 
 
 /** The account an identity (issuer, subject) belongs to; undefined when none. */
-export async function accountOfIdentity(trx: Knex.Transaction, issuer: string, subject: string): Promise<SignInAccountRecord | undefined> {
-  return (await trx('sign_in_identities as i')
-    .join('sign_in_accounts as a', 'a.id', 'i.account_id')
-    .where({ 'i.issuer': issuer, 'i.subject': subject })
-    .first('a.id', 'a.email', 'a.email_verified', 'a.name')) as SignInAccountRecord | undefined;
+export async function accountOfIdentity(db: Knex, issuer: string, subject: string): Promise<SignInAccountRecord | undefined> {
+  const [result] = await serviceStatements(
+    db,
+    ['select a.id, a.email, a.email_verified, a.name from sign_in_identities i join sign_in_accounts a on a.id = i.account_id where i.issuer = $1 and i.subject = $2 limit 1'],
+    [issuer, subject],
+  );
+  return result!.rows[0] as SignInAccountRecord | undefined;
 }
 
 /** Accounts holding this verified email, oldest first, each with its identities. */
@@ -42,11 +45,18 @@ export async function insertIdentity(trx: Knex.Transaction, i: SignInIdentityRec
 }
 
 /** Keeps the account's name and email as its identity provider last said (only when it vouches for the email). */
-export async function refreshAccount(trx: Knex.Transaction, id: string, a: { email: string | null; emailVerified: boolean; name: string | null }): Promise<void> {
-  const patch: Record<string, unknown> = {};
-  if (a.name !== null) patch.name = a.name;
-  if (a.email !== null && a.emailVerified) Object.assign(patch, { email: a.email, email_verified: true });
-  if (Object.keys(patch).length > 0) await trx('sign_in_accounts').where({ id }).update(patch);
+export async function refreshAccount(db: Knex, id: string, a: { email: string | null; emailVerified: boolean; name: string | null }): Promise<void> {
+  const email = a.email !== null && a.emailVerified ? a.email : null;
+  if (a.name === null && email === null) return;
+  // One round trip, and no write at all when nothing changed.
+  await serviceStatements(
+    db,
+    [
+      `update sign_in_accounts set name = coalesce($2, name), email = coalesce($3, email), email_verified = email_verified or $3::text is not null
+        where id = $1::uuid and (name is distinct from coalesce($2, name) or email is distinct from coalesce($3, email) or ($3::text is not null and not email_verified))`,
+    ],
+    [id, a.name, email],
+  );
 }
 
 /**
@@ -82,11 +92,10 @@ export interface TenantSummary {
 }
 
 /** A tenant by its id (when `ref` is a uuid) or slug. */
-export async function tenantByRef(trx: Knex.Transaction, ref: string): Promise<TenantSummary | undefined> {
+export async function tenantByRef(db: Knex, ref: string): Promise<TenantSummary | undefined> {
   const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref);
-  return (await trx('tenants')
-    .where(isUuid ? { id: ref.toLowerCase() } : { slug: ref })
-    .first('id', 'slug', 'name', 'status')) as TenantSummary | undefined;
+  const [result] = await platformReadStatements(db, [`select id, slug, name, status from tenants where ${isUuid ? 'id = $1::uuid' : 'slug = $1'} limit 1`], [isUuid ? ref.toLowerCase() : ref]);
+  return result!.rows[0] as TenantSummary | undefined;
 }
 
 /** The tenants where (issuer, subject) is a member, by slug; `active_member` false when its directory deactivated the membership. */

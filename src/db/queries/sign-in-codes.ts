@@ -4,6 +4,7 @@
  * with skewed clocks agree on when a code expires and what the rate limits count.
  */
 import type { Knex } from 'knex';
+import { serviceStatements } from '../tenant-scope';
 import type { EmailCode, SignInHandback } from '../../context/records';
 
 
@@ -79,33 +80,37 @@ export async function killEmailCode(trx: Knex.Transaction, id: string): Promise<
   await trx('sign_in_email_codes').where({ id }).update({ dead_at: trx.raw('now()') });
 }
 
-/** Keeps who a sign-in in progress identified (10 minutes); expired rows are deleted first. */
-export async function insertHandback(trx: Knex.Transaction, h: { id: string; interactionUid: string; accountId: string; method: 'email' | 'sso'; tenantId: string | null; connectionId: string | null }): Promise<void> {
-  await trx('sign_in_handbacks').where('expires_at', '<=', trx.raw('now()')).delete();
-  await trx('sign_in_handbacks').insert({
-    id: h.id,
-    interaction_uid: h.interactionUid,
-    account_id: h.accountId,
-    method: h.method,
-    tenant_id: h.tenantId,
-    connection_id: h.connectionId,
-    expires_at: trx.raw("now() + interval '10 minutes'"),
-  });
+/** Keeps who a sign-in in progress identified (10 minutes); expired rows are deleted in the same round trip. */
+export async function insertHandback(db: Knex, h: { id: string; interactionUid: string; accountId: string; method: 'email' | 'sso'; tenantId: string | null; connectionId: string | null }): Promise<void> {
+  await serviceStatements(
+    db,
+    [
+      'delete from sign_in_handbacks where expires_at <= now()',
+      `insert into sign_in_handbacks (id, interaction_uid, account_id, method, tenant_id, connection_id, expires_at)
+       values ($1::uuid, $2, $3::uuid, $4, $5::uuid, $6::uuid, now() + interval '10 minutes')`,
+    ],
+    [h.id, h.interactionUid, h.accountId, h.method, h.tenantId, h.connectionId],
+  );
 }
 
-const HANDBACK_COLUMNS = ['id', 'account_id', 'method', 'tenant_id', 'connection_id'];
+const HANDBACK_COLUMNS = 'id, account_id, method, tenant_id, connection_id';
 
-/** Takes (deletes) the live handback `id` of this interaction; undefined when none. */
-export async function takeHandback(trx: Knex.Transaction, id: string, interactionUid: string): Promise<SignInHandback | undefined> {
-  const [row] = (await trx('sign_in_handbacks').where({ id, interaction_uid: interactionUid }).where('expires_at', '>', trx.raw('now()')).delete().returning(HANDBACK_COLUMNS)) as SignInHandback[];
-  return row;
+/** Takes (deletes) the live handback `id` of this interaction, in one round trip; undefined when none. */
+export async function takeHandback(db: Knex, id: string, interactionUid: string): Promise<SignInHandback | undefined> {
+  const [result] = await serviceStatements(
+    db,
+    [`delete from sign_in_handbacks where id = $1::uuid and interaction_uid = $2 and expires_at > now() returning ${HANDBACK_COLUMNS}`],
+    [id, interactionUid],
+  );
+  return result!.rows[0] as SignInHandback | undefined;
 }
 
-/** The newest live handback of this interaction by `method` (not taken); undefined when none. */
-export async function latestHandback(trx: Knex.Transaction, interactionUid: string, method: 'email' | 'sso'): Promise<SignInHandback | undefined> {
-  return (await trx('sign_in_handbacks')
-    .where({ interaction_uid: interactionUid, method })
-    .where('expires_at', '>', trx.raw('now()'))
-    .orderBy('created_at', 'desc')
-    .first(HANDBACK_COLUMNS)) as SignInHandback | undefined;
+/** The newest live handback of this interaction by `method` (not taken), in one round trip; undefined when none. */
+export async function latestHandback(db: Knex, interactionUid: string, method: 'email' | 'sso'): Promise<SignInHandback | undefined> {
+  const [result] = await serviceStatements(
+    db,
+    [`select ${HANDBACK_COLUMNS} from sign_in_handbacks where interaction_uid = $1 and method = $2 and expires_at > now() order by created_at desc limit 1`],
+    [interactionUid, method],
+  );
+  return result!.rows[0] as SignInHandback | undefined;
 }

@@ -1,11 +1,13 @@
 /**
  * A tenant's SSO connections and settings (`sso_connections`, `sso_settings`, migration 028).
  * Every statement names its tenant and runs in the tenant's transaction; only
- * `connectionTenant` reads across tenants (the platform reader: a SAML response names only its
- * connection).
+ * `selectConnectionOfAnyTenant` reads across tenants (the platform reader: a callback names only
+ * its connection).
  */
 import type { Knex } from 'knex';
 import type { SsoConnectionStatus, SsoConnectionType, StoredSsoConnection } from '../../context/records';
+import { queryRows } from '../request-transaction';
+import { platformReadStatements, tenantStatements } from '../tenant-scope';
 
 export type SsoType = SsoConnectionType;
 export type SsoStatus = SsoConnectionStatus;
@@ -134,18 +136,27 @@ export async function deleteConnection(trx: Knex.Transaction, tenantId: string, 
 }
 
 /** Whether the tenant requires SSO, and its oldest active connection: one statement. */
-export async function selectTenantSso(trx: Knex.Transaction, tenantId: string): Promise<{ ssoRequired: boolean; updatedAt: Date | null; connection: { id: string; type: SsoType } | null }> {
-  const { rows } = await trx.raw<{ rows: Array<{ sso_required: boolean | null; updated_at: Date | null; id: string | null; type: SsoType | null }> }>(
-    `select s.sso_required, s.updated_at, c.id, c.type
+const TENANT_SSO = `select s.sso_required, s.updated_at, c.id, c.type
        from (select 1) one
-       left join sso_settings s on s.tenant_id = :tenant
+       left join sso_settings s on s.tenant_id = $1::uuid
        left join lateral (select id, type from sso_connections
-                           where tenant_id = :tenant and status = 'active'
-                           order by created_at, id limit 1) c on true`,
-    { tenant: tenantId },
-  );
-  const r = rows[0]!;
-  return { ssoRequired: r.sso_required ?? false, updatedAt: r.updated_at, connection: r.id && r.type ? { id: r.id, type: r.type } : null };
+                           where tenant_id = $1::uuid and status = 'active'
+                           order by created_at, id limit 1) c on true`;
+
+type TenantSsoRow = { sso_required: boolean | null; updated_at: Date | null; id: string | null; type: SsoType | null };
+type TenantSsoFacts = { ssoRequired: boolean; updatedAt: Date | null; connection: { id: string; type: SsoType } | null };
+
+const tenantSsoOf = (r: TenantSsoRow): TenantSsoFacts => ({ ssoRequired: r.sso_required ?? false, updatedAt: r.updated_at, connection: r.id && r.type ? { id: r.id, type: r.type } : null });
+
+/** `sso_required` and the oldest active connection, inside `trx`. */
+export async function selectTenantSso(trx: Knex.Transaction, tenantId: string): Promise<TenantSsoFacts> {
+  return tenantSsoOf((await queryRows<TenantSsoRow>(trx, TENANT_SSO, [tenantId]))[0]!);
+}
+
+/** The same in one round trip of its own, confined to the tenant (a sign-in's lookup). */
+export async function selectTenantSsoNow(db: Knex, tenantId: string): Promise<TenantSsoFacts> {
+  const [result] = await tenantStatements(db, tenantId, [TENANT_SSO], [tenantId]);
+  return tenantSsoOf(result!.rows[0] as TenantSsoRow);
 }
 
 export async function upsertSsoRequired(trx: Knex.Transaction, tenantId: string, required: boolean): Promise<Date> {
@@ -158,8 +169,9 @@ export async function upsertSsoRequired(trx: Knex.Transaction, tenantId: string,
   return rows[0]!.updated_at;
 }
 
-/** The tenant of a connection, any tenant's (the platform reader), or null. */
-export async function connectionTenant(trx: Knex.Transaction, id: string): Promise<string | null> {
-  const row = (await trx('sso_connections').where({ id }).first('tenant_id')) as { tenant_id: string } | undefined;
-  return row?.tenant_id ?? null;
+/** A connection of any tenant, read by the platform reader in one round trip (a callback names only its connection), or null. */
+export async function selectConnectionOfAnyTenant(db: Knex, id: string): Promise<StoredSsoConnection | null> {
+  const [result] = await platformReadStatements(db, [`select ${COLUMNS.join(', ')} from sso_connections where id = $1::uuid`], [id]);
+  const row = result!.rows[0] as Row | undefined;
+  return row ? toConnection(row) : null;
 }

@@ -73,7 +73,7 @@ class ConcurrentFirstSignIn extends Error {}
 
 async function findOrAttach(db: Database, issuer: string, subject: string, make: () => Promise<{ account: SignInAccount; linked: boolean; created: boolean }>) {
   for (let i = 0; i < 2; i += 1) {
-    const existing = await withService(db, (trx) => accountOfIdentity(trx, issuer, subject));
+    const existing = await accountOfIdentity(db, issuer, subject);
     if (existing) return { account: accountOf(existing), linked: false, created: false };
     try {
       return await make();
@@ -105,7 +105,7 @@ export async function accountForUpstream(db: Database, u: UpstreamIdentity): Pro
     });
   });
   if (!resolved.created) {
-    await withService(db, (trx) => refreshAccount(trx, resolved.account.id, { email, emailVerified: u.emailVerified, name: u.name }));
+    await refreshAccount(db, resolved.account.id, { email, emailVerified: u.emailVerified, name: u.name });
   }
   return resolved;
 }

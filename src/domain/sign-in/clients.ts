@@ -12,6 +12,7 @@ import {
   insertOidcClient,
   lockAndCountOidcClients,
   selectOidcClient,
+  selectOidcClientNow,
   selectOidcClients,
   updateOidcClient,
   type OidcClientChanges,
@@ -67,8 +68,8 @@ export async function createClient(
 }
 
 /** A client with its secret opened, for the provider library; null when there is no such client. */
-export async function clientMetadata(trx: Transaction, config: Pick<Config, 'keyEncryptionSecret'>, clientId: string): Promise<OidcClientMetadata | null> {
-  const found = await selectOidcClient(trx, clientId);
+export async function clientMetadata(db: Database, config: Pick<Config, 'keyEncryptionSecret'>, clientId: string): Promise<OidcClientMetadata | null> {
+  const found = await selectOidcClientNow(db, clientId);
   if (!found) return null;
   return { client: found.client, clientSecret: found.storedSecret === null ? null : openClientSecret(config.keyEncryptionSecret, clientId, found.storedSecret) };
 }

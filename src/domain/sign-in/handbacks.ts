@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import type { SignInHandback } from '../../context/records';
 import { insertHandback, latestHandback, takeHandback } from '../../db/queries/sign-in-codes';
-import { withService, type Database } from '../../db/tenant-scope';
+import type { Database } from '../../db/tenant-scope';
 
 export interface Identified {
   readonly accountId: string;
@@ -21,19 +21,19 @@ const identifiedOf = (r: SignInHandback): Identified => ({ accountId: r.account_
 /** Remembers `who` for the interaction; returns the handback's id. */
 export async function rememberIdentified(db: Database, interactionUid: string, who: Identified): Promise<string> {
   const id = crypto.randomUUID();
-  await withService(db, (trx) => insertHandback(trx, { id, interactionUid, ...who }));
+  await insertHandback(db, { id, interactionUid, ...who });
   return id;
 }
 
 /** Takes the handback `id` of the interaction, once. */
 export async function takeIdentified(db: Database, interactionUid: string, id: string): Promise<Identified | null> {
   if (!/^[0-9a-f-]{36}$/.test(id)) return null;
-  const row = await withService(db, (trx) => takeHandback(trx, id, interactionUid));
+  const row = await takeHandback(db, id, interactionUid);
   return row ? identifiedOf(row) : null;
 }
 
 /** Whom an email code identified in this interaction (still choosing an organization); null when nobody. */
 export async function emailIdentified(db: Database, interactionUid: string): Promise<Identified | null> {
-  const row = await withService(db, (trx) => latestHandback(trx, interactionUid, 'email'));
+  const row = await latestHandback(db, interactionUid, 'email');
   return row ? identifiedOf(row) : null;
 }

@@ -36,7 +36,7 @@ export async function organizationsOf(db: Database, who: { issuer: string; accou
 /** A tenant by slug or id (the `organization` parameter); null when none. */
 export async function findOrganization(db: Database, ref: string): Promise<TenantSummary | null> {
   if (ref.length === 0 || ref.length > 200) return null;
-  return (await withPlatformRead(db, (trx) => tenantByRef(trx, ref))) ?? null;
+  return (await tenantByRef(db, ref)) ?? null;
 }
 
 /** The tenant that verified the email's domain (longest verified suffix); null when none. */

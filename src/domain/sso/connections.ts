@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import { serviceBaseUrl, type Config } from '../../config';
 import {
-  connectionTenant,
   deleteConnection,
   insertConnection,
   lockTenantConnections,
@@ -20,7 +19,7 @@ import {
   type SsoStatus,
 } from '../../db/queries/sso-connections';
 import type { StoredSsoConnection } from '../../context/records';
-import { withPlatformRead, withTenant, type Database, type Transaction } from '../../db/tenant-scope';
+import { withTenant, type Database, type Transaction } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
 import { recordEvent, type EventOrigin } from '../events';
 import { openSecret, sealSecret } from '../key-encryption';
@@ -249,12 +248,6 @@ export async function setSsoRequired(trx: Transaction, origin: EventOrigin, tena
   const updatedAt = await upsertSsoRequired(trx, tenantId, required);
   await recordEvent(trx, origin, { action: 'sso_settings.updated', tenantId, target: { type: 'sso_settings', id: tenantId }, data: { before: { sso_required: now.ssoRequired }, after: { sso_required: required } } });
   return { ...now, ssoRequired: required, updatedAt };
-}
-
-/** The tenant of a connection (any tenant's), or null; `id` must be a UUID (else null). */
-export async function tenantOfConnection(db: Database, id: string): Promise<string | null> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-  return withPlatformRead(db, (trx) => connectionTenant(trx, id));
 }
 
 /** createSamlConnection in its own tenant transaction. */

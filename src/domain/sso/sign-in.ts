@@ -6,10 +6,10 @@
  */
 import type { FederatedFailure, SignInHandoff, TenantSso, UpstreamIdentity } from '../../context/sign-in';
 import type { SsoRequest, StoredSsoConnection } from '../../context/records';
-import { selectConnection, selectTenantSso } from '../../db/queries/sso-connections';
-import { consumeAssertion, insertSsoRequest, pruneSsoRequests, useSsoRequest } from '../../db/queries/sso-requests';
-import { withService, withTenant, type Database } from '../../db/tenant-scope';
-import { oidcRedirectUri, openClientSecret, publicBase, samlEntityId, tenantOfConnection, type SsoSettings } from './connections';
+import { selectConnectionOfAnyTenant, selectTenantSsoNow } from '../../db/queries/sso-connections';
+import { consumeAssertion, insertSsoRequest, useSsoRequest } from '../../db/queries/sso-requests';
+import type { Database } from '../../db/tenant-scope';
+import { oidcRedirectUri, openClientSecret, publicBase, samlEntityId, type SsoSettings } from './connections';
 import { authorizationRequest, describeOidcError, exchangeCode, type OidcConnectionConfig } from './oidc';
 import { authnRequest, peekResponse, SamlRefusal, validateResponse, type SamlConnectionConfig } from './saml';
 
@@ -42,14 +42,14 @@ export function samlConfig(settings: SsoSettings, c: StoredSsoConnection): SamlC
 
 /** `sso_required` and the oldest active connection: one statement. */
 export async function tenantSso(db: Database, tenantId: string): Promise<TenantSso> {
-  const s = await withTenant(db, tenantId, (trx) => selectTenantSso(trx, tenantId));
+  const s = await selectTenantSsoNow(db, tenantId);
   return { ssoRequired: s.ssoRequired, connection: s.connection && { connectionId: s.connection.id, type: s.connection.type } };
 }
 
-/** A connection of any tenant (active or not), or null. */
+/** A connection of any tenant (active or not), or null; `connectionId` must be a UUID (else null). */
 export async function anyConnection(db: Database, connectionId: string): Promise<StoredSsoConnection | null> {
-  const tenantId = await tenantOfConnection(db, connectionId);
-  return tenantId === null ? null : withTenant(db, tenantId, (trx) => selectConnection(trx, tenantId, connectionId));
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(connectionId)) return null;
+  return selectConnectionOfAnyTenant(db, connectionId);
 }
 
 /** An active connection of any tenant, or the failure. */
@@ -76,17 +76,18 @@ export async function startSignIn(db: Database, settings: SsoSettings, connectio
   } catch (err) {
     throw fail(c.type === 'oidc' ? 'oidc_discovery_failed' : 'saml_request_failed', describeOidcError(err), where);
   }
-  await withService(db, async (trx) => {
-    await insertSsoRequest(trx, { id: request.id, kind: c.type, tenantId: c.tenantId, connectionId: c.id, interactionUid: handoff.interactionUid, codeVerifier: request.codeVerifier, nonce: request.nonce, ttlSeconds: REQUEST_TTL_SECONDS });
-    if (Math.random() < 0.02) await pruneSsoRequests(trx, 200);
-  });
+  await insertSsoRequest(
+    db,
+    { id: request.id, kind: c.type, tenantId: c.tenantId, connectionId: c.id, interactionUid: handoff.interactionUid, codeVerifier: request.codeVerifier, nonce: request.nonce, ttlSeconds: REQUEST_TTL_SECONDS },
+    Math.random() < 0.02 ? 200 : undefined,
+  );
   return request.url;
 }
 
 /** Uses the request `id` once; the failure names why it cannot be used. */
 async function useRequest(db: Database, id: string, kind: 'oidc' | 'saml'): Promise<SsoRequest> {
   const prefix = kind === 'oidc' ? 'state' : 'saml_request';
-  const r = await withService(db, (trx) => useSsoRequest(trx, id, kind));
+  const r = await useSsoRequest(db, id, kind);
   if (!r) throw fail(`${prefix}_unknown`, kind === 'oidc' ? 'The callback carries a state this service did not issue (or it was forgotten).' : 'InResponseTo names no AuthnRequest this service sent.');
   const where = { connectionId: r.connectionId, tenantId: r.tenantId, interactionUid: r.interactionUid };
   if (r.usedAt) throw fail(`${prefix}_used`, kind === 'oidc' ? 'The state was already used: a callback is accepted once.' : 'A response to this AuthnRequest was already accepted: a request is answered once.', where);
@@ -157,7 +158,7 @@ export async function finishSaml(db: Database, settings: SsoSettings, connection
     const refusal = err instanceof SamlRefusal ? err : new SamlRefusal('saml_response_invalid', String(err).slice(0, 300));
     throw fail(refusal.reason, refusal.message, where);
   }
-  const fresh = await withService(db, (trx) => consumeAssertion(trx, c.id, a.assertionId, a.keepUntil));
+  const fresh = await consumeAssertion(db, c.id, a.assertionId, a.keepUntil);
   if (!fresh) throw fail('saml_assertion_replayed', `The assertion '${a.assertionId.slice(0, 100)}' was already accepted once.`, where);
   return {
     interactionUid: r.interactionUid,

@@ -8,7 +8,7 @@
  */
 import type { Oidc, OrganizationSwitch, SsoConnector } from '../../context/sign-in';
 import { updateGrantSignIn } from '../../db/queries/oidc-payloads';
-import { withService, type Database } from '../../db/tenant-scope';
+import type { Database } from '../../db/tenant-scope';
 import { findOrganization } from '../../domain/sign-in/organizations';
 import { admittedMembership, readGrantSignIn } from '../claims';
 import { OIDC_SCOPES } from '../configuration';
@@ -34,7 +34,7 @@ export function organizationSwitch(db: Database, connector: SsoConnector | null,
     grant.addResourceScope(oidc().audience, scope);
     const grantId = await grant.save();
     // Entered by membership: no connection is named (sso_connection_id is its own tenant's only).
-    await withService(db, (trx) => updateGrantSignIn(trx, grantId, { tenantId: tenant.id, connectionId: null, method: current?.method ?? 'email' }));
+    await updateGrantSignIn(db, grantId, { tenantId: tenant.id, connectionId: null, method: current?.method ?? 'email' });
     return { grantId };
   };
 }

@@ -10,7 +10,6 @@
  */
 import request from 'supertest';
 import { clientMetadata } from '../../../src/domain/sign-in/clients';
-import { withService } from '../../../src/db/tenant-scope';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createFreshDatabase, type FreshDatabase } from '../../helpers/fresh-database';
 import { adminToken } from '../../helpers/factories';
@@ -50,12 +49,12 @@ it('with SERVICE_KEY_ENCRYPTION_SECRET the secret is stored sealed, and the prov
   expect(stored.startsWith('enc1.')).toBe(true);
   const everything = JSON.stringify(await a.db('oidc_clients').select('*'));
   expect(everything).not.toContain(made.client_secret);
-  const meta = await withService(a.db, (trx) => clientMetadata(trx, a.config, made.client_id));
+  const meta = await clientMetadata(a.db, a.config, made.client_id);
   expect(meta!.clientSecret).toBe(made.client_secret);
 
   const rotated = (await request(a.app).patch(`/api/setup/clients/${made.client_id}`).set('Authorization', admin).send({ rotate_secret: true }).expect(200)).body as { client_secret: string };
   expect((await storedSecret(a, made.client_id))!.startsWith('enc1.')).toBe(true);
-  expect((await withService(a.db, (trx) => clientMetadata(trx, a.config, made.client_id)))!.clientSecret).toBe(rotated.client_secret);
+  expect((await clientMetadata(a.db, a.config, made.client_id))!.clientSecret).toBe(rotated.client_secret);
 });
 
 it('a plain secret is sealed at the next boot with the secret; without it, confidential writes are 503', async () => {
@@ -66,7 +65,7 @@ it('a plain secret is sealed at the next boot with the secret; without it, confi
   const sealing = await app({ SERVICE_KEY_ENCRYPTION_SECRET: SECRET });
   expect((await storedSecret(sealing, made.client_id))!.startsWith('enc1.')).toBe(true);
   expect(sealing.logs.some((l) => l.msg === 'Client secrets stored in plain text were encrypted with SERVICE_KEY_ENCRYPTION_SECRET' && l.count === 1)).toBe(true);
-  expect((await withService(sealing.db, (trx) => clientMetadata(trx, sealing.config, made.client_id)))!.clientSecret).toBe(made.client_secret);
+  expect((await clientMetadata(sealing.db, sealing.config, made.client_id))!.clientSecret).toBe(made.client_secret);
 
   // The first instance, still without the secret, now sits beside a sealed secret.
   const refused = await register(plainApp, 'confidential').expect(503);
