@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import type { Transaction } from '../db/tenant-scope';
 import type { AppServices } from './app-services';
 import type { Membership, Tenant } from './entities';
+import type { EventOrigin } from './origin';
 
 export interface RequestContext {
   readonly requestId: string;
@@ -18,6 +19,8 @@ export interface RequestContext {
   readonly caller: Caller | null;
   readonly config: Config;
   readonly services: AppServices;
+  /** Who the events of this request's changes name: built once per request by the pipeline. */
+  readonly origin: EventOrigin;
 }
 
 /** A caller that is known to be authenticated. */

@@ -3,7 +3,6 @@
  */
 import type { CreateBoardData, CreateBoardResponses, GetBoardData, GetBoardResponses, ListBoardsData, ListBoardsResponses } from '../../generated/types.gen';
 import * as boards from '../domain/boards';
-import { originOf } from '../domain/events';
 import { ApiError } from '../errors';
 import { toBoard, toBoardDetail } from './mappers';
 import { tenantScoped, type HandlerInput, type Reply } from './types';
@@ -14,7 +13,7 @@ export const listBoards = tenantScoped(async (ctx, input: HandlerInput<ListBoard
 });
 
 export const createBoard = tenantScoped(async (ctx, input: HandlerInput<CreateBoardData>): Promise<Reply<CreateBoardResponses>> => {
-  const board = await boards.createBoard(ctx.trx, originOf(ctx), ctx.tenant.id, {
+  const board = await boards.createBoard(ctx.trx, ctx.origin, ctx.tenant.id, {
     name: input.body.name,
     description: input.body.description ?? null,
     createdBy: ctx.membership?.userId ?? null,

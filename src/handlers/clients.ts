@@ -15,7 +15,6 @@ import type {
   UpdateOidcClientResponses,
 } from '../../generated/types.gen';
 import type { OidcClient } from '../context/sign-in';
-import { originOf } from '../domain/events';
 import * as clients from '../domain/sign-in/clients';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
@@ -40,7 +39,7 @@ function withSecret(made: { client: OidcClient; clientSecret: string | null }): 
 
 export const createOidcClient = authenticated(async (ctx, input: HandlerInput<CreateOidcClientData>): Promise<Reply<CreateOidcClientResponses>> => {
   const b = input.body;
-  const made = await clients.registerClient(ctx.services.db, ctx.config, originOf(ctx), {
+  const made = await clients.registerClient(ctx.services.db, ctx.config, ctx.origin, {
     name: b.name,
     type: b.type,
     redirect_uris: b.redirect_uris,
@@ -62,7 +61,7 @@ export const getOidcClient = authenticated(async (ctx, input: HandlerInput<GetOi
 
 export const updateOidcClient = authenticated(async (ctx, input: HandlerInput<UpdateOidcClientData>): Promise<Reply<UpdateOidcClientResponses>> => {
   const b = input.body;
-  const made = await clients.updateClient(ctx.services.db, ctx.config, originOf(ctx), input.path.client_id, {
+  const made = await clients.updateClient(ctx.services.db, ctx.config, ctx.origin, input.path.client_id, {
     name: b.name,
     redirect_uris: b.redirect_uris,
     post_logout_redirect_uris: b.post_logout_redirect_uris,
@@ -73,7 +72,7 @@ export const updateOidcClient = authenticated(async (ctx, input: HandlerInput<Up
 });
 
 export const deleteOidcClient = authenticated(async (ctx, input: HandlerInput<DeleteOidcClientData>): Promise<Reply<DeleteOidcClientResponses>> => {
-  await clients.deleteClient(ctx.services.db, originOf(ctx), input.path.client_id);
+  await clients.deleteClient(ctx.services.db, ctx.origin, input.path.client_id);
   ctx.log.info({ client_id: input.path.client_id }, 'Client deleted');
   return { status: 204, body: undefined };
 });

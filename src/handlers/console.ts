@@ -9,7 +9,6 @@ import type {
 } from '../../generated/types.gen';
 import { bearerToken } from '../auth/verify';
 import { createSignInCode, redeemSignInCode, SIGN_IN_CODE_DEFAULT_TTL_SECONDS } from '../domain/console-sign-in';
-import { originOf } from '../domain/events';
 import { ApiError } from '../errors';
 import { authenticated, publicOperation, type HandlerInput, type Reply } from './types';
 
@@ -18,7 +17,7 @@ export const createConsoleCode = authenticated(async (ctx, input: HandlerInput<C
   const token = bearerToken(input);
   if (!token) throw new ApiError('unauthorized', 'A valid bearer token is required.', {}, { 'WWW-Authenticate': 'Bearer realm="tenant-service"' });
   const exp = ctx.caller.claims.exp;
-  const created = await createSignInCode(ctx.services.db, originOf(ctx), {
+  const created = await createSignInCode(ctx.services.db, ctx.origin, {
     token,
     identity: ctx.caller,
     tokenExpiresAt: typeof exp === 'number' ? exp : null,
@@ -28,6 +27,6 @@ export const createConsoleCode = authenticated(async (ctx, input: HandlerInput<C
 });
 
 export const createConsoleSession = publicOperation(async (ctx, input: HandlerInput<CreateConsoleSessionData>): Promise<Reply<CreateConsoleSessionResponses>> => {
-  const session = await redeemSignInCode(ctx.services.db, originOf(ctx), input.body.code);
+  const session = await redeemSignInCode(ctx.services.db, ctx.origin, input.body.code);
   return { status: 200, body: { access_token: session.accessToken, token_type: 'Bearer', expires_in: session.expiresIn } };
 });

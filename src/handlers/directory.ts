@@ -17,7 +17,6 @@ import type {
 } from '../../generated/types.gen';
 import * as directory from '../domain/directory-settings';
 import { listDirectoryUsers as listUsers } from '../domain/directory-users';
-import { originOf } from '../domain/events';
 import { tenantScoped, type HandlerInput, type Reply } from './types';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -27,7 +26,7 @@ function toSettings(s: directory.ScimSettingsView): ScimSettings {
 }
 
 export const createScimToken = tenantScoped(async (ctx, input: HandlerInput<CreateScimTokenData>): Promise<Reply<CreateScimTokenResponses>> => {
-  const t = await directory.createScimToken(ctx.trx, originOf(ctx), ctx.tenant.id, input.body.description ?? null);
+  const t = await directory.createScimToken(ctx.trx, ctx.origin, ctx.tenant.id, input.body.description ?? null);
   ctx.log.info({ token_id: t.id }, 'SCIM token created');
   return { status: 201, body: { token_id: t.id, token: t.token, description: t.description, created_at: t.created_at.toISOString() }, headers: { 'Cache-Control': 'no-store' } };
 });
@@ -38,7 +37,7 @@ export const listScimTokens = tenantScoped(async (ctx): Promise<Reply<ListScimTo
 }));
 
 export const revokeScimToken = tenantScoped(async (ctx, input: HandlerInput<RevokeScimTokenData>): Promise<Reply<RevokeScimTokenResponses>> => {
-  await directory.revokeScimToken(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.token_id);
+  await directory.revokeScimToken(ctx.trx, ctx.origin, ctx.tenant.id, input.path.token_id);
   ctx.log.info({ token_id: input.path.token_id }, 'SCIM token revoked');
   return { status: 204, body: undefined };
 });
@@ -49,7 +48,7 @@ export const getScimSettings = tenantScoped(async (ctx): Promise<Reply<GetScimSe
 }));
 
 export const updateScimSettings = tenantScoped(async (ctx, input: HandlerInput<UpdateScimSettingsData>): Promise<Reply<UpdateScimSettingsResponses>> => {
-  const s = await directory.updateScimSettings(ctx.trx, ctx.config, originOf(ctx), ctx.tenant.id, { groupRoles: input.body.group_roles, externalIdClaim: input.body.external_id_claim });
+  const s = await directory.updateScimSettings(ctx.trx, ctx.config, ctx.origin, ctx.tenant.id, { groupRoles: input.body.group_roles, externalIdClaim: input.body.external_id_claim });
   return { status: 200, body: toSettings(s) };
 });
 

@@ -26,7 +26,6 @@ import { txtLookup } from '../domain/domains/dns';
 import * as domains from '../domain/domains/domains';
 import { listJoinable } from '../domain/domains/join';
 import { unicodeDomain } from '../domain/domains/names';
-import { originOf } from '../domain/events';
 import { joinByDomain } from '../tenancy/join-by-domain';
 import { authenticated, tenantRead, tenantScoped, type HandlerInput, type Reply } from './types';
 
@@ -51,7 +50,7 @@ export const listDomains = tenantScoped(async (ctx): Promise<Reply<ListDomainsRe
 }));
 
 export const claimDomain = tenantScoped(async (ctx, input: HandlerInput<ClaimDomainData>): Promise<Reply<ClaimDomainResponses>> => {
-  const d = await domains.claimDomain(ctx.trx, originOf(ctx), ctx.tenant.id, input.body.domain);
+  const d = await domains.claimDomain(ctx.trx, ctx.origin, ctx.tenant.id, input.body.domain);
   ctx.log.info({ domain: d.domain }, 'Domain claimed');
   return { status: 201, body: toDomain(d) };
 });
@@ -62,26 +61,26 @@ export const getDomain = tenantScoped(async (ctx, input: HandlerInput<GetDomainD
 }));
 
 export const updateDomain = tenantScoped(async (ctx, input: HandlerInput<UpdateDomainData>): Promise<Reply<UpdateDomainResponses>> => {
-  const d = await domains.updateDomain(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.domain, { join: input.body.join, joinRole: input.body.join_role });
+  const d = await domains.updateDomain(ctx.trx, ctx.origin, ctx.tenant.id, input.path.domain, { join: input.body.join, joinRole: input.body.join_role });
   ctx.log.info({ domain: d.domain, join: d.join, join_role: d.joinRole }, 'Domain join policy set');
   return { status: 200, body: toDomain(d) };
 });
 
 export const removeDomain = tenantScoped(async (ctx, input: HandlerInput<RemoveDomainData>): Promise<Reply<RemoveDomainResponses>> => {
-  await domains.removeDomain(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.domain);
+  await domains.removeDomain(ctx.trx, ctx.origin, ctx.tenant.id, input.path.domain);
   ctx.log.info({ domain: input.path.domain }, 'Domain removed');
   return { status: 204, body: undefined };
 });
 
 /** No transaction is held while DNS is asked: the entry is read, then the domain code opens its own. */
 export const verifyDomain = tenantRead(async (ctx, input: HandlerInput<VerifyDomainData>): Promise<Reply<VerifyDomainResponses>> => {
-  const d = await domains.verifyDomain(ctx.services.db, txtLookup(ctx.config.dnsServers), originOf(ctx), ctx.tenant.id, input.path.domain);
+  const d = await domains.verifyDomain(ctx.services.db, txtLookup(ctx.config.dnsServers), ctx.origin, ctx.tenant.id, input.path.domain);
   ctx.log.info({ domain: d.domain }, 'Domain verified');
   return { status: 200, body: toDomain(d) };
 });
 
 export const markDomainVerified = authenticated(async (ctx, input: HandlerInput<MarkDomainVerifiedData>): Promise<Reply<MarkDomainVerifiedResponses>> => {
-  const r = await domains.markDomainVerified(ctx.services.db, originOf(ctx), input.path.tenant_id, input.body.domain, input.body.verified);
+  const r = await domains.markDomainVerified(ctx.services.db, ctx.origin, input.path.tenant_id, input.body.domain, input.body.verified);
   ctx.log.info({ tenant_id: input.path.tenant_id, domain: r.domain.domain, status: r.domain.status }, 'Domain added by a platform admin');
   return r.created ? { status: 201, body: toDomain(r.domain) } : { status: 200, body: toDomain(r.domain) };
 });

@@ -18,7 +18,6 @@ import type {
 } from '../../generated/types.gen';
 
 import { grantorOf } from '../domain/roles';
-import { originOf } from '../domain/events';
 import * as invitations from '../domain/invitations';
 import { statusRefusal } from '../tenancy/decide';
 import type { EnteredTenant } from '../context/request';
@@ -72,7 +71,7 @@ function invitationContext(ctx: EnteredTenant): invitations.InvitationContext {
 // transaction and sends the mail after it, so a slow mail server holds no pooled connection.
 export const createInvitation = tenantRead(
   async (ctx, input: HandlerInput<CreateInvitationData>): Promise<Reply<CreateInvitationResponses>> => {
-    const issued = await invitations.createInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), { email: input.body.email, role: input.body.role ?? MEMBER_ROLE });
+    const issued = await invitations.createInvitation(ctx.services.db, ctx.origin, invitationContext(ctx), { email: input.body.email, role: input.body.role ?? MEMBER_ROLE });
     ctx.log.info({ invitation_id: issued.invitation.id, role: issued.invitation.role, delivery: issued.invitation.delivery }, 'Invitation created');
     return { status: 201, body: withToken(issued) };
   },
@@ -91,7 +90,7 @@ export const listInvitations = tenantScoped(
 
 export const resendInvitation = tenantRead(
   async (ctx, input: HandlerInput<ResendInvitationData>): Promise<Reply<ResendInvitationResponses>> => {
-    const issued = await invitations.resendInvitation(ctx.services.db, originOf(ctx), invitationContext(ctx), input.path.invitation_id);
+    const issued = await invitations.resendInvitation(ctx.services.db, ctx.origin, invitationContext(ctx), input.path.invitation_id);
     ctx.log.info({ invitation_id: issued.invitation.id, delivery: issued.invitation.delivery }, 'Invitation resent');
     return { status: 200, body: withToken(issued) };
   },
@@ -99,7 +98,7 @@ export const resendInvitation = tenantRead(
 
 export const revokeInvitation = tenantScoped(
   async (ctx, input: HandlerInput<RevokeInvitationData>): Promise<Reply<RevokeInvitationResponses>> => {
-    const row = await invitations.revokeInvitation(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.invitation_id);
+    const row = await invitations.revokeInvitation(ctx.trx, ctx.origin, ctx.tenant.id, input.path.invitation_id);
     ctx.log.info({ invitation_id: row.id }, 'Invitation revoked');
     return { status: 200, body: toInvitation(row) };
   },
@@ -108,7 +107,7 @@ export const revokeInvitation = tenantScoped(
 export const acceptInvitation = authenticated(
   async (ctx, input: HandlerInput<AcceptInvitationData>): Promise<Reply<AcceptInvitationResponses>> => {
     const { issuer, subject, email, emailVerified, name } = ctx.caller;
-    const accepted = await invitations.acceptInvitation(ctx.services.db, originOf(ctx), { issuer, subject, email, emailVerified, name }, input.body.token, statusRefusal);
+    const accepted = await invitations.acceptInvitation(ctx.services.db, ctx.origin, { issuer, subject, email, emailVerified, name }, input.body.token, statusRefusal);
     ctx.log.info(
       { invitation_id: accepted.invitation.id, tenant_id: accepted.tenant.id, tenant_slug: accepted.tenant.slug, user_id: accepted.member.userId },
       'Invitation accepted',

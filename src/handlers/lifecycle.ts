@@ -16,7 +16,6 @@ import type {
   SuspendTenantData,
   SuspendTenantResponses,
 } from '../../generated/types.gen';
-import { originOf } from '../domain/events';
 import * as lifecycle from '../domain/tenant-lifecycle';
 import { EXPORT_CONTENT_TYPE, exportTenant as prepareExport } from '../domain/tenant-export';
 import { importTenant as runImport } from '../domain/tenant-import';
@@ -27,32 +26,32 @@ import { toTenant } from './mappers';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
 export const suspendTenant = authenticated(async (ctx, input: HandlerInput<SuspendTenantData>): Promise<Reply<SuspendTenantResponses>> => {
-  const row = await lifecycle.suspendTenant(ctx.services.db, originOf(ctx), input.path.tenant_id, input.body.reason, { multiTenantMode: ctx.config.multiTenantMode });
+  const row = await lifecycle.suspendTenant(ctx.services.db, ctx.origin, input.path.tenant_id, input.body.reason, { multiTenantMode: ctx.config.multiTenantMode });
   ctx.log.warn({ tenant_id: row.id, tenant_slug: row.slug }, 'Tenant suspended');
   return { status: 200, body: toTenant(row) };
 });
 
 export const reactivateTenant = authenticated(async (ctx, input: HandlerInput<ReactivateTenantData>): Promise<Reply<ReactivateTenantResponses>> => {
-  const row = await lifecycle.reactivateTenant(ctx.services.db, originOf(ctx), input.path.tenant_id);
+  const row = await lifecycle.reactivateTenant(ctx.services.db, ctx.origin, input.path.tenant_id);
   ctx.log.info({ tenant_id: row.id, tenant_slug: row.slug }, 'Tenant reactivated');
   return { status: 200, body: toTenant(row) };
 });
 
 export const scheduleTenantDeletion = authenticated(async (ctx, input: HandlerInput<ScheduleTenantDeletionData>): Promise<Reply<ScheduleTenantDeletionResponses>> => {
   const graceDays = input.body?.grace_days ?? lifecycle.DEFAULT_GRACE_DAYS;
-  const row = await lifecycle.scheduleTenantDeletion(ctx.services.db, originOf(ctx), input.path.tenant_id, graceDays, { multiTenantMode: ctx.config.multiTenantMode });
+  const row = await lifecycle.scheduleTenantDeletion(ctx.services.db, ctx.origin, input.path.tenant_id, graceDays, { multiTenantMode: ctx.config.multiTenantMode });
   ctx.log.warn({ tenant_id: row.id, tenant_slug: row.slug, delete_after: row.lifecycle?.deleteAfter }, 'Tenant deletion scheduled');
   return { status: 200, body: toTenant(row) };
 });
 
 export const cancelTenantDeletion = authenticated(async (ctx, input: HandlerInput<CancelTenantDeletionData>): Promise<Reply<CancelTenantDeletionResponses>> => {
-  const row = await lifecycle.cancelTenantDeletion(ctx.services.db, originOf(ctx), input.path.tenant_id);
+  const row = await lifecycle.cancelTenantDeletion(ctx.services.db, ctx.origin, input.path.tenant_id);
   ctx.log.info({ tenant_id: row.id, tenant_slug: row.slug, status: row.status }, 'Tenant deletion cancelled');
   return { status: 200, body: toTenant(row) };
 });
 
 export const exportTenant = authenticated(async (ctx, input: HandlerInput<ExportTenantData>): Promise<Reply<ExportTenantResponses>> => {
-  const exported = await prepareExport(ctx.services.db, originOf(ctx), input.path.tenant_id);
+  const exported = await prepareExport(ctx.services.db, ctx.origin, input.path.tenant_id);
   ctx.log.info({ tenant_id: exported.tenantId, tenant_slug: exported.slug }, 'Tenant export started');
   return {
     status: 200,
@@ -79,7 +78,7 @@ export const importTenant = authenticated(async (ctx, input: HandlerInput<Import
   const r = await withSpooledBody(ctx.config.dataDir, body as AsyncIterable<Buffer>, { maxBytes: max, complete: () => body.complete !== false }, (content, size) => {
     bytes = size;
     ctx.log.info({ bytes }, 'Tenant import received; writing its rows');
-    return runImport(ctx.services.db, originOf(ctx), content, { maxBytes: max });
+    return runImport(ctx.services.db, ctx.origin, content, { maxBytes: max });
   });
   ctx.log.warn({ tenant_id: r.tenantId, tenant_slug: r.slug, counts: r.counts, bytes }, 'Tenant imported');
   return { status: 201, body: { tenant_id: r.tenantId, slug: r.slug, counts: r.counts, not_moved: NOT_MOVED.map((n) => ({ item: n.item, detail: n.detail })) } };

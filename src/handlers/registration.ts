@@ -8,7 +8,6 @@ import type {
   RegisterTenantResponses,
 } from '../../generated/types.gen';
 import type { AuthenticatedContext } from '../context/request';
-import { originOf } from '../domain/events';
 import { adminInstructions, dashboardUrl, listCallerMemberships, registerTenantForCaller, type Registrant } from '../domain/registration';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
@@ -30,7 +29,7 @@ export const getRegistrationStatus = authenticated(async (ctx): Promise<Reply<Ge
 export const registerTenant = authenticated(
   async (ctx, input: HandlerInput<RegisterTenantData>): Promise<Reply<RegisterTenantResponses>> => {
     const b = input.body;
-    const registration = await registerTenantForCaller(ctx.services.db, originOf(ctx), ctx.config, registrantOf(ctx), {
+    const registration = await registerTenantForCaller(ctx.services.db, ctx.origin, ctx.config, registrantOf(ctx), {
       organizationName: b.organization_name,
       organizationSlug: b.organization_slug,
       adminEmail: b.admin_email,

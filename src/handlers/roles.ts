@@ -27,7 +27,6 @@ import type {
   UpdateTenantRoleData,
   UpdateTenantRoleResponses,
 } from '../../generated/types.gen';
-import { originOf } from '../domain/events';
 import * as roles from '../domain/roles';
 import { toPermission, toRole } from './mappers';
 import { authenticated, tenantScoped, type HandlerInput, type Reply } from './types';
@@ -38,13 +37,13 @@ export const listPermissions = authenticated(async (ctx): Promise<Reply<ListPerm
 }));
 
 export const createPermission = authenticated(async (ctx, input: HandlerInput<CreatePermissionData>): Promise<Reply<CreatePermissionResponses>> => {
-  const p = await roles.createPermission(ctx.services.db, originOf(ctx), { key: input.body.key, description: input.body.description });
+  const p = await roles.createPermission(ctx.services.db, ctx.origin, { key: input.body.key, description: input.body.description });
   ctx.log.info({ permission: p.key }, 'Permission created');
   return { status: 201, body: toPermission(p) };
 });
 
 export const deletePermission = authenticated(async (ctx, input: HandlerInput<DeletePermissionData>): Promise<Reply<DeletePermissionResponses>> => {
-  const gone = await roles.deletePermission(ctx.services.db, originOf(ctx), input.path.permission_key);
+  const gone = await roles.deletePermission(ctx.services.db, ctx.origin, input.path.permission_key);
   ctx.log.info({ permission: gone.permission.key, roles: gone.removedFromRoles.length }, 'Permission deleted');
   const { system: _system, ...deleted } = toPermission(gone.permission);
   return { status: 200, body: { ...deleted, removed_from_roles: gone.removedFromRoles.map((r) => ({ tenant_id: r.tenantId, role_key: r.roleKey })) } };
@@ -61,19 +60,19 @@ export const getPlatformRole = authenticated(async (ctx, input: HandlerInput<Get
 }));
 
 export const createPlatformRole = authenticated(async (ctx, input: HandlerInput<CreatePlatformRoleData>): Promise<Reply<CreatePlatformRoleResponses>> => {
-  const role = await roles.createPlatformRole(ctx.services.db, originOf(ctx), input.body);
+  const role = await roles.createPlatformRole(ctx.services.db, ctx.origin, input.body);
   ctx.log.info({ role: role.key }, 'Platform role created');
   return { status: 201, body: toRole(role) };
 });
 
 export const updatePlatformRole = authenticated(async (ctx, input: HandlerInput<UpdatePlatformRoleData>): Promise<Reply<UpdatePlatformRoleResponses>> => {
-  const role = await roles.updatePlatformRole(ctx.services.db, originOf(ctx), input.path.role_key, input.body);
+  const role = await roles.updatePlatformRole(ctx.services.db, ctx.origin, input.path.role_key, input.body);
   ctx.log.info({ role: role.key }, 'Platform role updated');
   return { status: 200, body: toRole(role) };
 });
 
 export const deletePlatformRole = authenticated(async (ctx, input: HandlerInput<DeletePlatformRoleData>): Promise<Reply<DeletePlatformRoleResponses>> => {
-  const role = await roles.deletePlatformRole(ctx.services.db, originOf(ctx), input.path.role_key);
+  const role = await roles.deletePlatformRole(ctx.services.db, ctx.origin, input.path.role_key);
   ctx.log.info({ role: role.key }, 'Platform role deleted');
   return { status: 200, body: toRole(role) };
 });
@@ -89,19 +88,19 @@ export const getTenantRole = tenantScoped(async (ctx, input: HandlerInput<GetTen
 }));
 
 export const createTenantRole = tenantScoped(async (ctx, input: HandlerInput<CreateTenantRoleData>): Promise<Reply<CreateTenantRoleResponses>> => {
-  const role = await roles.createTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.body, roles.grantorOf(ctx));
+  const role = await roles.createTenantRole(ctx.trx, ctx.origin, ctx.tenant.id, input.body, roles.grantorOf(ctx));
   ctx.log.info({ role: role.key }, 'Tenant role created');
   return { status: 201, body: toRole(role) };
 });
 
 export const updateTenantRole = tenantScoped(async (ctx, input: HandlerInput<UpdateTenantRoleData>): Promise<Reply<UpdateTenantRoleResponses>> => {
-  const role = await roles.updateTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.role_key, input.body, roles.grantorOf(ctx));
+  const role = await roles.updateTenantRole(ctx.trx, ctx.origin, ctx.tenant.id, input.path.role_key, input.body, roles.grantorOf(ctx));
   ctx.log.info({ role: role.key }, 'Tenant role updated');
   return { status: 200, body: toRole(role) };
 });
 
 export const deleteTenantRole = tenantScoped(async (ctx, input: HandlerInput<DeleteTenantRoleData>): Promise<Reply<DeleteTenantRoleResponses>> => {
-  const role = await roles.deleteTenantRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.role_key);
+  const role = await roles.deleteTenantRole(ctx.trx, ctx.origin, ctx.tenant.id, input.path.role_key);
   ctx.log.info({ role: role.key }, 'Tenant role deleted');
   return { status: 200, body: toRole(role) };
 });

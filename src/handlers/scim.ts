@@ -41,7 +41,6 @@ import type {
   UpdateScimUserResponses,
 } from '../../generated/types.gen';
 import type { ScimContext } from '../context/request';
-import { directoryOrigin } from '../domain/events';
 import * as discovery from '../domain/scim/discovery';
 import * as groups from '../domain/scim/groups';
 import * as users from '../domain/scim/users';
@@ -50,7 +49,7 @@ import { scimOperation, type HandlerInput, type Reply } from './types';
 const SCIM_JSON = { 'Content-Type': 'application/scim+json; charset=utf-8' } as const;
 
 function scope(ctx: ScimContext): users.ScimScope {
-  return { trx: ctx.trx, origin: directoryOrigin(ctx.tokenId, ctx.requestId, ctx.ip), tenantId: ctx.tenantId, base: ctx.base };
+  return { trx: ctx.trx, origin: ctx.origin, tenantId: ctx.tenantId, base: ctx.base };
 }
 
 export const getScimServiceProviderConfig = scimOperation(async (ctx): Promise<Reply<GetScimServiceProviderConfigResponses>> => ({

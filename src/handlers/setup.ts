@@ -21,7 +21,6 @@ import type {
   UpdateTenantData,
   UpdateTenantResponses,
 } from '../../generated/types.gen';
-import { originOf } from '../domain/events';
 import * as admin from '../domain/tenant-admin';
 import { getSetupStatus as readSetupStatus } from '../domain/setup-status';
 import type { IdentityLink as TenantIdentityLink, MembershipPolicy } from '../context/entities';
@@ -76,7 +75,7 @@ export const createTenant = authenticated(async (ctx, input: HandlerInput<Create
   const key = input.headers['idempotency-key'];
   const created = await admin.createTenant(
     ctx.services.db,
-    originOf(ctx),
+    ctx.origin,
     {
       name: input.body.name,
       slug: input.body.slug,
@@ -104,7 +103,7 @@ export const getTenant = authenticated(async (ctx, input: HandlerInput<GetTenant
 
 export const updateTenant = authenticated(async (ctx, input: HandlerInput<UpdateTenantData>): Promise<Reply<UpdateTenantResponses>> => {
   const b = input.body;
-  const row = await admin.updateTenant(ctx.services.db, originOf(ctx), input.path.tenant_id, {
+  const row = await admin.updateTenant(ctx.services.db, ctx.origin, input.path.tenant_id, {
     name: b.name,
     slug: b.slug,
     settings: b.settings,
@@ -134,7 +133,7 @@ export const deleteTenant = authenticated(async (ctx, input: HandlerInput<Delete
   const started = Date.now();
   // Once the tenant is closed (the delete's first step), this instance refuses it at once.
   const afterStep = async (step: admin.DeleteStep) => (step.kind === 'closed' ? ctx.services.decisionMemory?.afterWrite(id) : undefined);
-  const result = await admin.deleteTenant(ctx.services.db, originOf(ctx), id, { multiTenantMode: ctx.config.multiTenantMode, dryRun, afterStep });
+  const result = await admin.deleteTenant(ctx.services.db, ctx.origin, id, { multiTenantMode: ctx.config.multiTenantMode, dryRun, afterStep });
   const { tenant } = result;
   if (result.dryRun) {
     const total = Object.values(result.rows).reduce((a, b) => a + b, 0);
@@ -161,7 +160,7 @@ export const deleteTenant = authenticated(async (ctx, input: HandlerInput<Delete
 });
 
 export const rotateTenantTokenKeys = authenticated(async (ctx): Promise<Reply<RotateTenantTokenKeysResponses>> => {
-  const r = await ctx.services.tenantTokenKeys.rotate(originOf(ctx));
+  const r = await ctx.services.tenantTokenKeys.rotate(ctx.origin);
   ctx.log.info({ kid: r.kid, signs_from: r.signsFrom.toISOString(), previous_kid: r.previousKid }, 'Tenant-token key rotated');
   return {
     status: 200,

@@ -20,7 +20,6 @@ import type {
 } from '../../generated/types.gen';
 import type { Config } from '../config';
 import type { StoredSsoConnection } from '../context/records';
-import { originOf } from '../domain/events';
 import * as sso from '../domain/sso/connections';
 import { checkIssuer } from '../domain/sso/oidc';
 import { certificateInfo } from '../domain/sso/saml-metadata';
@@ -47,8 +46,8 @@ export const createSsoConnection = tenantRead(async (ctx, input: HandlerInput<Cr
   const b = input.body;
   const c =
     b.type === 'oidc'
-      ? await sso.createOidcConnection(ctx.services.db, sso.ssoSettings(ctx.config), checkIssuer, originOf(ctx), ctx.tenant.id, b)
-      : await sso.createSamlConnectionIn(ctx.services.db, sso.ssoSettings(ctx.config), originOf(ctx), ctx.tenant.id, b);
+      ? await sso.createOidcConnection(ctx.services.db, sso.ssoSettings(ctx.config), checkIssuer, ctx.origin, ctx.tenant.id, b)
+      : await sso.createSamlConnectionIn(ctx.services.db, sso.ssoSettings(ctx.config), ctx.origin, ctx.tenant.id, b);
   ctx.log.info({ connection_id: c.id, type: c.type }, 'SSO connection created');
   return { status: 201, body: toConnection(ctx.config, c) };
 });
@@ -59,13 +58,13 @@ export const getSsoConnection = tenantScoped(async (ctx, input: HandlerInput<Get
 }));
 
 export const updateSsoConnection = tenantScoped(async (ctx, input: HandlerInput<UpdateSsoConnectionData>): Promise<Reply<UpdateSsoConnectionResponses>> => {
-  const c = await sso.updateSsoConnection(ctx.trx, sso.ssoSettings(ctx.config), originOf(ctx), ctx.tenant.id, input.path.connection_id, input.body);
+  const c = await sso.updateSsoConnection(ctx.trx, sso.ssoSettings(ctx.config), ctx.origin, ctx.tenant.id, input.path.connection_id, input.body);
   ctx.log.info({ connection_id: c.id, status: c.status }, 'SSO connection updated');
   return { status: 200, body: toConnection(ctx.config, c) };
 });
 
 export const deleteSsoConnection = tenantScoped(async (ctx, input: HandlerInput<DeleteSsoConnectionData>): Promise<Reply<DeleteSsoConnectionResponses>> => {
-  await sso.deleteSsoConnection(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.connection_id);
+  await sso.deleteSsoConnection(ctx.trx, ctx.origin, ctx.tenant.id, input.path.connection_id);
   ctx.log.info({ connection_id: input.path.connection_id }, 'SSO connection deleted');
   return { status: 204, body: undefined };
 });
@@ -76,7 +75,7 @@ export const getSsoSettings = tenantScoped(async (ctx): Promise<Reply<GetSsoSett
 }));
 
 export const updateSsoSettings = tenantScoped(async (ctx, input: HandlerInput<UpdateSsoSettingsData>): Promise<Reply<UpdateSsoSettingsResponses>> => {
-  const s = await sso.setSsoRequired(ctx.trx, originOf(ctx), ctx.tenant.id, input.body.sso_required);
+  const s = await sso.setSsoRequired(ctx.trx, ctx.origin, ctx.tenant.id, input.body.sso_required);
   ctx.log.info({ sso_required: s.ssoRequired }, 'SSO settings set');
   return { status: 200, body: toSettings(s) };
 });

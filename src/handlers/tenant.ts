@@ -15,7 +15,6 @@ import type {
   UpdateMemberRoleData,
   UpdateMemberRoleResponses,
 } from '../../generated/types.gen';
-import { originOf } from '../domain/events';
 import * as members from '../domain/members';
 import type { MembershipActor } from '../domain/members';
 import { grantorOf } from '../domain/roles';
@@ -54,7 +53,7 @@ export const listMembers = tenantScoped(async (ctx, input: HandlerInput<ListMemb
 
 // x-access tenantPlatformAdmin: the operator adds a person directly; tenant admins invite.
 export const addMember = tenantScoped(async (ctx, input: HandlerInput<AddMemberData>): Promise<Reply<AddMemberResponses>> => {
-  const added = await members.addMember(ctx.trx, originOf(ctx), ctx.tenant.id, {
+  const added = await members.addMember(ctx.trx, ctx.origin, ctx.tenant.id, {
     issuer: input.body.issuer ?? ctx.caller.issuer,
     subject: input.body.subject,
     email: input.body.email,
@@ -75,19 +74,19 @@ function actorOf(ctx: TenantContext): MembershipActor {
 }
 
 export const removeMember = tenantScoped(async (ctx, input: HandlerInput<RemoveMemberData>): Promise<Reply<RemoveMemberResponses>> => {
-  await members.removeMember(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, actorOf(ctx));
+  await members.removeMember(ctx.trx, ctx.origin, ctx.tenant.id, input.path.user_id, actorOf(ctx));
   ctx.log.info({ user_id: input.path.user_id }, 'Member removed');
   return { status: 204, body: undefined };
 });
 
 export const updateMemberRole = tenantScoped(async (ctx, input: HandlerInput<UpdateMemberRoleData>): Promise<Reply<UpdateMemberRoleResponses>> => {
-  const change = await members.updateMemberRole(ctx.trx, originOf(ctx), ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
+  const change = await members.updateMemberRole(ctx.trx, ctx.origin, ctx.tenant.id, input.path.user_id, input.body.role, actorOf(ctx));
   if (change.changed) ctx.log.info({ user_id: change.member.userId, role: change.member.role, previous_role: change.previousRole }, 'Member role changed');
   return { status: 200, body: toMemberWithDirectory({ member: change.member, permissions: change.permissions, directory: change.directory }) };
 });
 
 export const leaveTenant = tenantScoped(async (ctx): Promise<Reply<LeaveTenantResponses>> => {
-  const left = await members.leaveTenant(ctx.trx, originOf(ctx), ctx.tenant.id, ctx.tenant.slug, ctx.membership?.userId ?? null);
+  const left = await members.leaveTenant(ctx.trx, ctx.origin, ctx.tenant.id, ctx.tenant.slug, ctx.membership?.userId ?? null);
   ctx.log.info({ user_id: left.member.userId, revoked_invitations: left.revokedInvitations }, 'Member left the tenant');
   return {
     status: 200,

@@ -14,7 +14,6 @@ import type {
   UpdateWebhookData,
   UpdateWebhookResponses,
 } from '../../generated/types.gen';
-import { originOf } from '../domain/events';
 import * as webhooks from '../domain/webhooks';
 import { authenticated, type HandlerInput, type Reply } from './types';
 
@@ -22,7 +21,7 @@ export const createWebhook = authenticated(async (ctx, input: HandlerInput<Creat
   const b = input.body;
   const created = await webhooks.createWebhook(
     ctx.services.db,
-    originOf(ctx),
+    ctx.origin,
     { url: b.url, events: b.events, description: b.description, enabled: b.enabled },
     { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks },
     ctx.config.keyEncryptionSecret,
@@ -45,7 +44,7 @@ export const updateWebhook = authenticated(async (ctx, input: HandlerInput<Updat
   const b = input.body;
   const updated = await webhooks.updateWebhook(
     ctx.services.db,
-    originOf(ctx),
+    ctx.origin,
     input.path.webhook_id,
     { url: b.url, events: b.events, description: b.description, enabled: b.enabled },
     { allowPrivateNetworks: ctx.config.webhookAllowPrivateNetworks },
@@ -55,7 +54,7 @@ export const updateWebhook = authenticated(async (ctx, input: HandlerInput<Updat
 });
 
 export const deleteWebhook = authenticated(async (ctx, input: HandlerInput<DeleteWebhookData>): Promise<Reply<DeleteWebhookResponses>> => {
-  await webhooks.deleteWebhook(ctx.services.db, originOf(ctx), input.path.webhook_id);
+  await webhooks.deleteWebhook(ctx.services.db, ctx.origin, input.path.webhook_id);
   ctx.log.info({ webhook_id: input.path.webhook_id }, 'Webhook endpoint deleted');
   return { status: 204, body: undefined };
 });

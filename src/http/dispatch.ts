@@ -10,6 +10,7 @@ import { enterTenant } from '../tenancy/enter';
 import { runScim } from './scim-dispatch';
 import { observeTenantResolution } from './metrics';
 import type { AuthenticatedContext, RequestContext } from '../context/request';
+import { requestOrigin, type EventOrigin } from '../context/origin';
 import type { ContractOperation } from './contract';
 import { stateOf, type RequestState } from './request-state';
 
@@ -56,6 +57,11 @@ class HandlerContext implements RequestContext {
   }
   get services() {
     return this.state.services;
+  }
+  private madeOrigin: EventOrigin | null = null;
+  get origin(): EventOrigin {
+    this.madeOrigin ??= requestOrigin(this);
+    return this.madeOrigin;
   }
 }
 

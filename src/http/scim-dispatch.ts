@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import type { AppServices } from '../context/app-services';
 import type { Caller } from '../context/claims';
 import type { RequestContext, ScimContext } from '../context/request';
+import { directoryOrigin, type EventOrigin } from '../context/origin';
 import { withTenant, type Transaction } from '../db/tenant-scope';
 import { scimBaseUrl } from '../domain/directory-settings';
 import { enterScimTenant } from '../domain/scim/token';
@@ -20,6 +21,7 @@ class InScimTenant implements ScimContext {
   readonly services: AppServices;
   readonly caller: Caller | null = null;
   readonly base: string;
+  readonly origin: EventOrigin;
   private child: Logger | null = null;
 
   constructor(
@@ -34,6 +36,7 @@ class InScimTenant implements ScimContext {
     this.config = ctx.config;
     this.services = ctx.services;
     this.base = scimBaseUrl(ctx.config);
+    this.origin = directoryOrigin(tokenId, this.requestId, this.ip);
   }
 
   get log(): Logger {

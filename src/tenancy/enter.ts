@@ -20,7 +20,7 @@ import {
 } from '../db/queries/enter-tenant';
 import { bindDirectoryUser, bindExistingMember, notInDirectory } from '../domain/directory-binding';
 import { emailKey } from '../domain/scim/resources';
-import { memberData, originOf, recordEvent } from '../domain/events';
+import { memberData, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { factsKey } from './decision-memory';
 import { decideEntry, refusalOf, tokenRole, type EntryDecision, type EntryRequest, type TenantAccess, type TenantFacts } from './decide';
@@ -151,6 +151,7 @@ class Entered implements EnteredTenant {
   readonly caller: EnteredTenant['caller'];
   readonly config: EnteredTenant['config'];
   readonly services: EnteredTenant['services'];
+  readonly origin: EnteredTenant['origin'];
 
   constructor(
     ctx: AuthenticatedContext,
@@ -163,6 +164,7 @@ class Entered implements EnteredTenant {
     this.caller = ctx.caller;
     this.config = ctx.config;
     this.services = ctx.services;
+    this.origin = ctx.origin;
   }
 
   get log(): Logger {
@@ -202,7 +204,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
     if (d.bindMember) {
       // A member from before the directory was connected, whom a directory user names: the
       // directory's from now on (docs/directory-sync.md#members-who-were-there-first).
-      await bindExistingMember(trx, originOf(ctx), { tenantId: row!.tenant.id, userId: row!.member!.userId, directoryUserId: d.bindMember });
+      await bindExistingMember(trx, ctx.origin, { tenantId: row!.tenant.id, userId: row!.member!.userId, directoryUserId: d.bindMember });
       boundIn = row!.tenant.id;
       row = await rereadTenantFacts(trx, query);
       try {
@@ -219,7 +221,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       const keys = directoryKeys(ctx, row!);
       // Trusted by the email's verified domain only: the external id claim says nothing then.
       const externalId = d.bindByEmailOnly ? null : keys.externalId;
-      await bindDirectoryUser(trx, originOf(ctx), { tenantId: row!.tenant.id, tenantSlug: row!.tenant.slug, caller: ctx.caller, email: keys.email, externalId });
+      await bindDirectoryUser(trx, ctx.origin, { tenantId: row!.tenant.id, tenantSlug: row!.tenant.slug, caller: ctx.caller, email: keys.email, externalId });
       row = await rereadTenantFacts(trx, query);
       d = decide(ctx, request, row, access);
       // No directory user names the caller (a concurrent request may have bound it: then a member now).
@@ -238,7 +240,7 @@ async function inTransaction<T>(ctx: AuthenticatedContext, request: EntryRequest
       made = inserted.made;
       if (made) {
         // The caller became a member by this request: the event commits with the membership.
-        await recordEvent(trx, originOf(ctx), {
+        await recordEvent(trx, ctx.origin, {
           action: d.joinedByDomain ? 'member.joined_by_domain' : 'member.provisioned',
           tenantId: tenant.id,
           target: { type: 'member', id: m.userId },

@@ -7,7 +7,7 @@ import type { Member } from '../context/entities';
 import type { AuthenticatedContext } from '../context/request';
 import { insertMembership, withTenantFacts } from '../db/queries/enter-tenant';
 import { emailDomains } from '../domain/domains/names';
-import { memberData, originOf, recordEvent } from '../domain/events';
+import { memberData, recordEvent } from '../domain/events';
 import { ApiError } from '../errors';
 import { decideDomainJoin } from './decide';
 import { decisionFacts } from './enter';
@@ -23,7 +23,7 @@ export async function joinByDomain(ctx: AuthenticatedContext, tenantId: string):
     if (d instanceof ApiError) throw d;
     const inserted = await insertMembership(trx, { tenantId, issuer: caller.issuer, subject: caller.subject, email: caller.email, displayName: caller.name, role: d.role });
     if (!inserted || !inserted.made) throw new ApiError('conflict', `The user is already a member of tenant '${row!.tenant.slug}'.`);
-    await recordEvent(trx, originOf(ctx), {
+    await recordEvent(trx, ctx.origin, {
       action: 'member.joined_by_domain',
       tenantId,
       target: { type: 'member', id: inserted.member.userId },

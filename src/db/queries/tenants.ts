@@ -7,11 +7,10 @@
  */
 import type { TenantStatusUpdate } from '../../context/tenant-status';
 import type { Knex } from 'knex';
-import type { IdentityLink, Member, MembershipPolicy, Tenant, TenantLifecycle, TenantStatus } from '../../context/entities';
+import type { IdentityLink, MembershipPolicy, Tenant, TenantLifecycle, TenantStatus } from '../../context/entities';
 import { ADMIN_ROLE } from '../../context/roles';
 import { BoardMemberRow, BoardRow, CreditTransactionRow, databaseNow, GenerationRow, ProviderConfigRow, TenantRow, UserRow } from '../models';
 import { setTenantScope } from '../tenant-scope';
-import { memberOf } from './members';
 
 /** A tenants row as the domain speaks of it (with `links` when they were read): the one mapping of tenants. */
 export function tenantOf(row: TenantRow, links?: readonly IdentityLink[]): Tenant {
@@ -145,11 +144,11 @@ export async function insertTenantAdmin(
   trx: Knex.Transaction,
   tenantId: string,
   a: { issuer: string; subject: string; email: string | null; displayName: string | null },
-): Promise<Member> {
+): Promise<{ userId: string }> {
   const row = await UserRow.query(trx)
     .insert({ tenant_id: tenantId, issuer: a.issuer, subject: a.subject, email: a.email, display_name: a.displayName, role: ADMIN_ROLE })
-    .returning('*');
-  return memberOf(row);
+    .returning('id');
+  return { userId: row.id };
 }
 
 /** `links` without repeated pairs, in a stable order (as the tenant's events and idempotency hash list them). */
