@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
-import { closeOwnerConnection, createTenant, createUser, ownerConnection } from '../../helpers/factories';
+import { createTenant, createUser, ownerConnection } from '../../helpers/factories';
 import {
   authorizationRequest,
   browse,
@@ -17,23 +17,12 @@ import {
   openidClient,
   registerClient,
   signIn,
-  serverErrors,
   startProviderApp,
-  type ProviderApp,
+  useProviderApp,
 } from './provider-harness';
 
-let p: ProviderApp;
+const p = useProviderApp();
 
-beforeAll(async () => {
-  p = await startProviderApp();
-});
-
-afterAll(async () => {
-  const failures = serverErrors(p);
-  await p.close();
-  expect(failures).toEqual([]);
-  await closeOwnerConnection();
-});
 
 async function member() {
   const tenant = await createTenant();

@@ -19,7 +19,7 @@ import { createClient } from '../../../src/domain/sign-in/clients';
 import { createLogger } from '../../../src/logger';
 import type { InteractionRouterFactory, SignInChoice } from '../../../src/oidc';
 import { testEnv } from '../../helpers/app';
-import { ownerConnection, unique } from '../../helpers/factories';
+import { closeOwnerConnection, ownerConnection, unique } from '../../helpers/factories';
 
 type OpenIdClient = typeof import('openid-client');
 let oc: Promise<OpenIdClient> | null = null;
@@ -212,4 +212,29 @@ export function payloadOf(jwt: string): Record<string, unknown> {
 /** The access lines of answers with a 5xx status and the provider's own error lines (none may come from a client's mistake). */
 export function serverErrors(p: Pick<ProviderApp, 'logs'>): Array<Record<string, unknown>> {
   return p.logs.filter((l) => (l.msg === 'request completed' && typeof l.status === 'number' && l.status >= 500) || l.msg === 'OpenID provider error' || l.msg === 'Sign-in page failed');
+}
+
+/**
+ * The provider app of a test file: started before its tests, closed after them, and the file
+ * fails when the service answered a 5xx or logged a provider or page error meanwhile (none may
+ * come from a client's mistake). The returned object stands for the running app.
+ */
+export function useProviderApp(): ProviderApp {
+  let started: ProviderApp | null = null;
+  beforeAll(async () => {
+    started = await startProviderApp();
+  });
+  afterAll(async () => {
+    if (!started) return;
+    const failures = serverErrors(started);
+    await started.close();
+    await closeOwnerConnection();
+    expect(failures).toEqual([]);
+  });
+  return new Proxy({} as ProviderApp, {
+    get(_, key) {
+      if (!started) throw new Error('the provider app is used before its beforeAll ran');
+      return Reflect.get(started, key) as unknown;
+    },
+  });
 }

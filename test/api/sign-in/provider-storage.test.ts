@@ -6,20 +6,14 @@
  */
 import crypto from 'node:crypto';
 import { pgAdapter } from '../../../src/oidc/adapter';
-import { closeOwnerConnection, ownerConnection } from '../../helpers/factories';
-import { startProviderApp, type ProviderApp } from './provider-harness';
+import { ownerConnection } from '../../helpers/factories';
+import { useProviderApp } from './provider-harness';
 
-let p: ProviderApp;
+const p = useProviderApp();
 let Adapter: ReturnType<typeof pgAdapter>;
 
-beforeAll(async () => {
-  p = await startProviderApp();
+beforeAll(() => {
   Adapter = pgAdapter(p.db, p.config);
-});
-
-afterAll(async () => {
-  await p.close();
-  await closeOwnerConnection();
 });
 
 const id = () => crypto.randomBytes(16).toString('base64url');

@@ -3,21 +3,11 @@
  * answer the membership of the moment; the service accepts the access tokens as bearer tokens on
  * its operations and in the gateway decision, resolving the tenant by `tenant_id`.
  */
-import { adminToken, closeOwnerConnection, createTenant, createUser, ownerConnection } from '../../helpers/factories';
-import { createAccount, discover, openidClient, payloadOf, registerClient, signIn, serverErrors, startProviderApp, type ProviderApp } from './provider-harness';
+import { adminToken, createTenant, createUser, ownerConnection } from '../../helpers/factories';
+import { createAccount, discover, openidClient, payloadOf, registerClient, signIn, useProviderApp } from './provider-harness';
 
-let p: ProviderApp;
+const p = useProviderApp();
 
-beforeAll(async () => {
-  p = await startProviderApp();
-});
-
-afterAll(async () => {
-  const failures = serverErrors(p);
-  await p.close();
-  expect(failures).toEqual([]);
-  await closeOwnerConnection();
-});
 
 /** A member (role `role`) of a new tenant, signed in through a new public client. */
 async function signedInMember(role: 'admin' | 'member' = 'member') {

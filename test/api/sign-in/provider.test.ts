@@ -3,22 +3,12 @@
  * client library (openid-client 6) over real HTTP: discovery, the authorization code flow with
  * PKCE, the tokens' claims.
  */
-import { closeOwnerConnection, createTenant, createUser } from '../../helpers/factories';
+import { createTenant, createUser } from '../../helpers/factories';
 import crypto from 'node:crypto';
-import { authorizationRequest, browse, CookieJar, createAccount, discover, openidClient, payloadOf, registerClient, serverErrors, signIn, startProviderApp, type ProviderApp } from './provider-harness';
+import { authorizationRequest, browse, CookieJar, createAccount, discover, openidClient, payloadOf, registerClient, signIn, useProviderApp } from './provider-harness';
 
-let p: ProviderApp;
+const p = useProviderApp();
 
-beforeAll(async () => {
-  p = await startProviderApp();
-});
-
-afterAll(async () => {
-  const failures = serverErrors(p);
-  await p.close();
-  expect(failures).toEqual([]);
-  await closeOwnerConnection();
-});
 
 describe('discovery', () => {
   it('describes the provider at <SERVICE_PUBLIC_URL>/oidc', async () => {
