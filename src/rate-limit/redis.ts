@@ -6,10 +6,13 @@
  */
 import type { ClientRateLimitInfo, Options } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { RateLimitBackend } from './backend';
+
+/** The client as `redisBackend` makes it (no modules, RESP2). */
+type RedisClient = ReturnType<typeof makeClient>;
 
 /** How long boot waits for Redis before starting degraded (it keeps retrying afterwards). */
 const BOOT_CONNECT_TIMEOUT_MS = 5_000;
@@ -121,7 +124,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
  * Redis as connected (the socket is open), so slowness is judged by the command timeout: after one,
  * requests skip Redis for SLOW_REDIS_BACKOFF_MS, then a single trial command decides.
  */
-function slowRedisBreaker(client: ReturnType<typeof createClient>, log: Logger, errorLog: ThrottledErrorLog) {
+function slowRedisBreaker(client: Pick<RedisClient, 'sendCommand'>, log: Logger, errorLog: ThrottledErrorLog) {
   let slow = false;
   let retryAt = 0;
   let trialInFlight = false;
@@ -158,7 +161,7 @@ function slowRedisBreaker(client: ReturnType<typeof createClient>, log: Logger, 
  * service up when Redis is late or down at boot: requests pass uncounted, /readyz says
  * `degraded`, and the client keeps reconnecting in the background.
  */
-async function connectAtBoot(client: ReturnType<typeof createClient>, log: Logger, errorLog: ThrottledErrorLog): Promise<void> {
+async function connectAtBoot(client: Pick<RedisClient, 'connect'>, log: Logger, errorLog: ThrottledErrorLog): Promise<void> {
   const connected = client.connect().then(
     () => true,
     (err: unknown) => {
@@ -179,9 +182,9 @@ async function connectAtBoot(client: ReturnType<typeof createClient>, log: Logge
   }
 }
 
-export async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledErrorLog): Promise<RateLimitBackend> {
-  const log = logger.child({ component: 'rate-limit-store' });
-  const client = createClient({
+/** The client: commands fail at once while disconnected, and it never stops reconnecting. */
+function makeClient(config: Config) {
+  return createClient({
     url: config.redisUrl!,
     // Fail commands at once while disconnected instead of queueing them: a queued command
     // would hold its request until Redis returns.
@@ -194,6 +197,11 @@ export async function redisBackend(config: Config, logger: Logger, errorLog: Thr
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, RECONNECT_MAX_DELAY_MS) + Math.floor(Math.random() * 100),
     },
   });
+}
+
+export async function redisBackend(config: Config, logger: Logger, errorLog: ThrottledErrorLog): Promise<RateLimitBackend> {
+  const log = logger.child({ component: 'rate-limit-store' });
+  const client = makeClient(config);
   const stores: ReloadingRedisStore[] = [];
   let everReady = false;
   let down = false;

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { once } from 'node:events';
 import request from 'supertest';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { closeOwnerConnection, tokenFor, unique } from '../helpers/factories';
 
