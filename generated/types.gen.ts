@@ -201,6 +201,12 @@ export type ScimUser = {
     userName?: string;
     name?: ScimName;
     displayName?: string;
+    nickName?: string;
+    title?: string;
+    userType?: string;
+    preferredLanguage?: string;
+    locale?: string;
+    timezone?: string;
     emails?: Array<ScimEmail>;
     active?: boolean;
     groups?: Array<ScimMemberRef>;
@@ -209,9 +215,10 @@ export type ScimUser = {
 
 /**
  * A SCIM User (RFC 7643 §4.1). Kept: `userName` (required, 1–300 characters), `externalId`,
- * `name`, `displayName`, `emails` (at most 20), `active` (a boolean, or Entra ID's "True" /
- * "False"). The other core attributes and the enterprise extension are accepted, typed, and
- * not kept; read-only ones (`id`, `groups`, `meta`) are ignored. Attribute names are read in
+ * `name`, `displayName`, `nickName`, `title`, `userType`, `preferredLanguage`, `locale`,
+ * `timezone` (each at most 300 characters), `emails` (at most 20), `active` (a boolean, or
+ * Entra ID's "True" / "False"). The other core attributes and the enterprise extension are
+ * accepted, typed, and not kept; read-only ones (`id`, `groups`, `meta`) are ignored. Attribute names are read in
  * any case, and other schemas' attributes are accepted and not kept.
  *
  */

@@ -25,6 +25,8 @@ export interface DirectoryUserFields {
   emails: DirectoryEmail[];
   email_keys: string[];
   active: boolean;
+  /** The text attributes kept without a column of their own (`title`, `locale`…), by SCIM name. */
+  attributes: Record<string, string>;
 }
 
 /** A directory user: what SCIM wrote, its role, and the member it is bound to (null: none yet). */

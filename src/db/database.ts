@@ -28,6 +28,7 @@ import * as oidcClients from './migrations/026-oidc-clients';
 import * as oidcProvider from './migrations/027-oidc-provider';
 import * as ssoConnections from './migrations/028-sso-connections';
 import * as signInEmailCodes from './migrations/031-sign-in-email-codes';
+import * as directoryUserAttributes from './migrations/032-directory-user-attributes';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -98,6 +99,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '027-oidc-provider': oidcProvider,
   '028-sso-connections': ssoConnections,
   '031-sign-in-email-codes': signInEmailCodes,
+  '032-directory-user-attributes': directoryUserAttributes,
 };
 
 /** The migrations this version knows, in the order they run. */

@@ -14,7 +14,7 @@ export async function directoryBoundMembers(trx: Knex.Transaction, tenantId: str
   return new Set(rows.map((r) => r.user_id));
 }
 
-const dbFields = (f: DirectoryUserFields) => ({ ...f, name: JSON.stringify(f.name), emails: JSON.stringify(f.emails) });
+const dbFields = (f: DirectoryUserFields) => ({ ...f, name: JSON.stringify(f.name), emails: JSON.stringify(f.emails), attributes: JSON.stringify(f.attributes) });
 
 /** Serialises a tenant's directory writes that check a limit or a uniqueness first. */
 export async function lockDirectory(trx: Knex.Transaction, tenantId: string): Promise<void> {

@@ -103,10 +103,10 @@ export interface Kept<View, Value, Fields, F extends keyof Fields, C extends str
   readonly schema: SchemaText;
   /** The columns it is kept in: their change is this attribute's change (the event's `changed`). */
   readonly fields: readonly F[];
-  /** Reads its value from a body (undefined when absent) into its columns. */
-  readonly set: (v: unknown) => Pick<Fields, F>;
+  /** Reads its value from a body (undefined when absent) into its columns; `name` is its key in the table. */
+  readonly set: (v: unknown, name: string) => Pick<Fields, F>;
   /** Its value as SCIM shows it; undefined when unassigned. */
-  readonly get: (view: View) => Value | undefined;
+  readonly get: (view: View, name: string) => Value | undefined;
   /** By sub-path ('' for the attribute itself): what a filter compares it by. */
   readonly filter: Readonly<Record<string, FilterTarget<C>>>;
   /** False: it can never be unassigned (a PATCH `remove` of it is 400 `mutability`). */
@@ -115,12 +115,12 @@ export interface Kept<View, Value, Fields, F extends keyof Fields, C extends str
 /** A read-only attribute: shown, never written (a body's value is ignored, a PATCH of it refused). */
 export interface Shown<View, Value> {
   readonly schema: SchemaText;
-  readonly get: (view: View) => Value | undefined;
+  readonly get: (view: View, name: string) => Value | undefined;
 }
 
 /** Any entry of a table, as the derived readers walk it. */
 type AnyEntry<View, Fields> =
-  | { readonly schema: SchemaText; readonly fields: readonly (keyof Fields)[]; readonly set: (v: unknown) => Partial<Fields>; readonly get: (view: View) => unknown; readonly removable: boolean }
+  | { readonly schema: SchemaText; readonly fields: readonly (keyof Fields)[]; readonly set: (v: unknown, name: string) => Partial<Fields>; readonly get: (view: View, name: string) => unknown; readonly removable: boolean }
   | Shown<View, unknown>;
 
 /** A user as SCIM shows it: its row, the base URL, and its groups when they were read. */
@@ -139,6 +139,17 @@ export interface GroupView {
 const kept = <View, Fields>() => <Value, F extends keyof Fields, C extends string>(e: Kept<View, Value, Fields, F, C>) => e;
 const keptUser = kept<UserView, DirectoryUserFields>();
 const keptGroup = kept<GroupView, DirectoryGroupFields>();
+
+/** A text kept in the user's `attributes` under its own name: no column; not filterable (docs/architecture-operations.md). */
+const textInAttributes = (description: string) =>
+  keptUser<string, 'attributes', UserColumn>({
+    schema: str(description),
+    fields: ['attributes'],
+    set: (v, name) => ({ attributes: ((text) => (text === null ? {} : { [name]: text }))(readText(v, name, false)) }),
+    get: (u, name) => u.row.attributes[name],
+    filter: {},
+    removable: true,
+  });
 
 const NAME_PARTS = ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'] as const;
 
@@ -222,6 +233,12 @@ export const USER_ATTRIBUTES = {
     filter: { '': on<UserColumn>('display_name', 'text', false) },
     removable: true,
   }),
+  nickName: textInAttributes('A casual name.'),
+  title: textInAttributes("The user's title."),
+  userType: textInAttributes('The kind of user (Employee, Contractor…).'),
+  preferredLanguage: textInAttributes('The preferred language (an Accept-Language value such as `en-US`).'),
+  locale: textInAttributes('The locale (such as `en-US`).'),
+  timezone: textInAttributes('The time zone (an IANA name such as `Europe/Berlin`).'),
   emails: keptUser({
     schema: base('complex', 'Email addresses of the user (at most 20).', {
       multiValued: true,
@@ -252,13 +269,7 @@ export const USER_ATTRIBUTES = {
 
 /** The other User attributes of RFC 7643 the contract accepts: typed, accepted, not kept. */
 export const USER_ACCEPTED = {
-  nickName: accepted('string', 'A casual name.'),
   profileUrl: accepted('reference', 'A URI of the user\'s profile.'),
-  title: accepted('string', "The user's title."),
-  userType: accepted('string', 'The kind of user.'),
-  preferredLanguage: accepted('string', 'The preferred language.'),
-  locale: accepted('string', 'The locale.'),
-  timezone: accepted('string', 'The time zone.'),
   password: accepted('string', 'A password (the service signs nobody in by password).'),
   phoneNumbers: multi('Phone numbers.'),
   ims: multi('Instant messaging addresses.'),
@@ -333,7 +344,12 @@ export type GroupTable = typeof GROUP_ATTRIBUTES;
 /** Reads a body's kept attributes (any case) into the columns; read-only and accepted ones are ignored. */
 function readFields<View, Fields>(table: Readonly<Record<string, AnyEntry<View, Fields>>>, o: Json): Fields {
   const out: Partial<Fields> = {};
-  for (const [name, e] of Object.entries(table)) if ('set' in e) Object.assign(out, e.set(field(o, name)));
+  for (const [name, e] of Object.entries(table)) {
+    if (!('set' in e)) continue;
+    for (const [column, value] of Object.entries(e.set(field(o, name), name))) {
+      (out as Json)[column] = column === 'attributes' ? { ...((out as Json).attributes as Json | undefined), ...(value as Json) } : value;
+    }
+  }
   // Complete: every column is written by an entry (checked above, at compile time).
   return out as Fields;
 }
@@ -342,10 +358,10 @@ function readFields<View, Fields>(table: Readonly<Record<string, AnyEntry<View, 
 type Shows<T> = { -readonly [K in keyof T]?: T[K] extends { get: (v: never) => infer V } ? Exclude<V, undefined> : never };
 
 /** Shows a resource's attributes from the table, in its order, leaving out the unassigned. */
-function show<View, T extends Readonly<Record<string, { get: (v: View) => unknown }>>>(table: T, view: View): Shows<T> {
+function show<View, T extends Readonly<Record<string, { get: (v: View, name: string) => unknown }>>>(table: T, view: View): Shows<T> {
   const out: Json = {};
   for (const [name, e] of Object.entries(table)) {
-    const v = e.get(view);
+    const v = e.get(view, name);
     if (v !== undefined) out[name] = v;
   }
   // Built key by key from the same table whose `get` types the result.
@@ -365,11 +381,15 @@ function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
 }
 
-/** The kept attributes whose columns differ between two rows (a `member.updated` event's `changed`, by column). */
-export function changedColumns(before: DirectoryUserFields, after: DirectoryUserFields, skip: ReadonlyArray<keyof DirectoryUserFields> = []): Array<keyof DirectoryUserFields> {
-  const out: Array<keyof DirectoryUserFields> = [];
-  for (const e of Object.values(USER_ATTRIBUTES)) {
+/** The kept attributes that differ between two rows (a `member.updated` event's `changed`): by column, by name in `attributes`. */
+export function changedColumns(before: DirectoryUserFields, after: DirectoryUserFields, skip: ReadonlyArray<keyof DirectoryUserFields> = []): string[] {
+  const out: string[] = [];
+  for (const [name, e] of Object.entries(USER_ATTRIBUTES)) {
     if (!('fields' in e)) continue;
+    if (e.fields.length === 1 && e.fields[0] === 'attributes') {
+      if (before.attributes[name] !== after.attributes[name]) out.push(name);
+      continue;
+    }
     const shown = e.fields.find((f) => !f.endsWith('_key') && !f.endsWith('_keys')) ?? e.fields[0]!;
     if (skip.includes(shown)) continue;
     if (e.fields.some((f) => canonical(before[f]) !== canonical(after[f]))) out.push(shown);

@@ -137,6 +137,8 @@ function expandDotted(value: Record<string, unknown>, schema: PatchSchema, op: P
     }
     if (targetOf(schema, op, key) === 'drop') continue;
     const parts = key.split('.');
+    // Attribute names are case-insensitive (RFC 7643 section 2.1): `{"DisplayName": …}` replaces `displayName`.
+    parts[0] = entryOf(schema.attributes, parts[0]!)?.[0] ?? parts[0]!;
     let at = out;
     for (const p of parts.slice(0, -1)) {
       const next = at[p];

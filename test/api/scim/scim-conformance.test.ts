@@ -75,7 +75,8 @@ describe('discovery: single resources', () => {
     expect(Object.keys(g.body.members[0]).sort()).toEqual(['$ref', 'display', 'type', 'value']);
     // What the service accepts and does not keep is declared as such: written, never returned.
     const userSchema = (await request(t.app).get(`/scim/v2/Schemas/${USER}`).set('Authorization', scim).expect(200)).body;
-    expect(userSchema.attributes.find((a: { name: string }) => a.name === 'title')).toMatchObject({ mutability: 'writeOnly', returned: 'never' });
+    expect(userSchema.attributes.find((a: { name: string }) => a.name === 'profileUrl')).toMatchObject({ mutability: 'writeOnly', returned: 'never' });
+    expect(userSchema.attributes.find((a: { name: string }) => a.name === 'title')).toMatchObject({ mutability: 'readWrite', returned: 'default' });
     expect(userSchema.attributes.find((a: { name: string }) => a.name === 'groups')).toMatchObject({ mutability: 'readOnly' });
   });
 });
@@ -253,10 +254,9 @@ describe('PATCH paths', () => {
 
     // What directories send and the service accepts without keeping still answers 200, unchanged.
     const kept = await patch(
-      { op: 'Replace', path: 'title', value: 'Boss' },
       { op: 'Add', path: 'addresses[type eq "work"].locality', value: 'Berlin' },
       { op: 'Replace', path: `${ENTERPRISE}:department`, value: 'Sales' },
-      { op: 'Replace', value: { id, preferredLanguage: 'de', [`${ENTERPRISE}:manager`]: 'x' } },
+      { op: 'Replace', value: { id, profileUrl: 'https://example.com/p', [`${ENTERPRISE}:manager`]: 'x' } },
     ).expect(200);
     expect(kept.body).toEqual(before);
     expect((await patch({ op: 'replace', path: 'active', value: true }).expect(200)).body.active).toBe(true);
@@ -272,5 +272,40 @@ describe('PATCH paths', () => {
     expectScimError(await patch({ op: 'replace', path: 'owner', value: 'x' }), 400, 'invalidPath');
     expectScimError(await patch({ op: 'replace', path: `${ENTERPRISE}:department`, value: 'x' }), 400, 'invalidPath');
     expect((await request(t.app).get(`/scim/v2/Groups/${g.body.id}`).set('Authorization', scim).expect(200)).body).toEqual(g.body);
+  });
+});
+
+describe('attributes kept without a column of their own', () => {
+  it('are written, shown, patched, cleared by a PUT that leaves them out, and named in member.updated', async () => {
+    const scim = await directory();
+    const body = { schemas: [USER], userName: `${unique('kept')}@example.com`, title: 'Mathematician', locale: 'en-GB', timezone: 'Europe/London', nickName: 'Alan', userType: 'Employee', preferredLanguage: 'en' };
+    const made = await request(t.app).post('/scim/v2/Users').set('Authorization', scim).send(body).expect(201);
+    expect(made.body).toMatchObject({ title: 'Mathematician', locale: 'en-GB', timezone: 'Europe/London', nickName: 'Alan', userType: 'Employee', preferredLanguage: 'en' });
+    const id = made.body.id as string;
+    const patch = (...Operations: unknown[]) => request(t.app).patch(`/scim/v2/Users/${id}`).set('Authorization', scim).send({ schemas: [PATCH], Operations });
+    const patched = await patch({ op: 'Replace', path: 'title', value: 'Professor' }, { op: 'remove', path: 'nickName' }, { op: 'Add', value: { TimeZone: 'Europe/Berlin' } }).expect(200);
+    expect(patched.body).toMatchObject({ title: 'Professor', timezone: 'Europe/Berlin', locale: 'en-GB' });
+    expect(patched.body.nickName).toBeUndefined();
+    // Names in a path-less value are case-insensitive, for a column's attribute too.
+    expect((await patch({ op: 'replace', value: { DisplayName: 'A. Turing' } }).expect(200)).body.displayName).toBe('A. Turing');
+    expect((await request(t.app).get(`/scim/v2/Users/${id}`).set('Authorization', scim).expect(200)).body).toMatchObject({ title: 'Professor', timezone: 'Europe/Berlin' });
+    // Projection applies to them as to any attribute.
+    const projected = await request(t.app).get(`/scim/v2/Users/${id}?attributes=title`).set('Authorization', scim).expect(200);
+    expect(Object.keys(projected.body).sort()).toEqual(['id', 'meta', 'schemas', 'title']);
+    // A PUT is the whole user: what it leaves out is cleared.
+    const put = await request(t.app).put(`/scim/v2/Users/${id}`).set('Authorization', scim).send({ schemas: [USER], userName: body.userName, title: 'Emeritus' }).expect(200);
+    expect(put.body.title).toBe('Emeritus');
+    for (const gone of ['locale', 'timezone', 'userType', 'preferredLanguage']) expect(put.body[gone]).toBeUndefined();
+    // Too long, or not a string: 400 invalidValue, nothing changed.
+    expectScimError(await patch({ op: 'replace', path: 'title', value: 'x'.repeat(301) }), 400, 'invalidValue');
+    expectScimError(await patch({ op: 'replace', path: 'locale', value: 42 }), 400, 'invalidValue');
+    expect((await request(t.app).get(`/scim/v2/Users/${id}`).set('Authorization', scim).expect(200)).body.title).toBe('Emeritus');
+    // Not filterable: a filter on one is 400 invalidFilter.
+    expectScimError(await request(t.app).get(`/scim/v2/Users?filter=${encodeURIComponent('title eq "Emeritus"')}`).set('Authorization', scim), 400, 'invalidFilter');
+    // The update events name what changed, by attribute.
+    const events = await request(t.app).get(`/api/setup/events?action=member.updated&limit=10`).set('Authorization', `Bearer ${adminToken()}`).expect(200);
+    const changed = events.body.events.filter((e: { target: { id: string } }) => e.target.id === id).map((e: { data: { changed: string[] } }) => e.data.changed);
+    expect(changed).toContainEqual(expect.arrayContaining(['title', 'timezone', 'nickName']));
+    expect(changed).toContainEqual(expect.arrayContaining(['title', 'locale', 'timezone', 'userType', 'preferredLanguage']));
   });
 });
