@@ -27,6 +27,12 @@ export interface NewEvent {
   readonly tenantId: string | null;
   readonly target: { readonly type: string; readonly id: string | null };
   readonly data: Record<string, unknown>;
+  /**
+   * The tenant the change is about, shown first as `data.tenant` the way every event shows a
+   * tenant (`tenantData`; with `identity_links` when given): callers pass the domain object, this
+   * module decides what of it an event carries.
+   */
+  readonly about?: { readonly tenant: Tenant; readonly identityLinks?: readonly IdentityLink[] };
 }
 
 /** An event as the API and webhooks show it. */
@@ -58,6 +64,10 @@ export function setEventRecordingForBenchmark(on: boolean): void {
  * webhook endpoint subscribed to its action. Returns the event as the API shows it.
  */
 export async function recordEvent(trx: Transaction, origin: EventOrigin, event: NewEvent): Promise<EventBody> {
+  const about = event.about;
+  const data = about
+    ? { tenant: { ...tenantData(about.tenant), ...(about.identityLinks?.length ? { identity_links: linksData(about.identityLinks) } : {}) }, ...event.data }
+    : event.data;
   const row: StoredEvent = {
     id: crypto.randomUUID(),
     occurred_at: new Date(),
@@ -74,7 +84,7 @@ export async function recordEvent(trx: Transaction, origin: EventOrigin, event: 
     ip: origin.ip,
     // Free-form objects reduced to the allow-list, the whole cut to MAX_EVENT_DATA_BYTES: the
     // webhook payload below is built from this row, so receivers get the same shaped data.
-    data: shapeEventData(event.data, { settingsKeys: origin.settingsKeys ?? DEFAULT_EVENT_SETTINGS_KEYS, tenantId: event.tenantId }),
+    data: shapeEventData(data, { settingsKeys: origin.settingsKeys ?? DEFAULT_EVENT_SETTINGS_KEYS, tenantId: event.tenantId }),
   };
   const body = toEventBody(row);
   if (!recording) return body;

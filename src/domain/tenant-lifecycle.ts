@@ -12,7 +12,7 @@ import { daysFromNow, dueDeletions, isDeletionDue, tryLockScheduledDeletion } fr
 import { findTenantForUpdate, patchTenant } from '../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../db/tenant-scope';
 import { ApiError } from '../errors';
-import { recordEvent, tenantData, type EventOrigin } from './events';
+import { recordEvent, type EventOrigin } from './events';
 import { deleteTenant, getTenant } from './tenant-admin';
 
 export const DEFAULT_GRACE_DAYS = 30;
@@ -75,7 +75,8 @@ export async function suspendTenant(db: Database, origin: EventOrigin, id: strin
       action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(row), reason, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
+      about: { tenant: row },
+      data: { reason, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
     });
   });
 }
@@ -93,7 +94,8 @@ export async function reactivateTenant(db: Database, origin: EventOrigin, id: st
       action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },
+      about: { tenant: row },
+      data: { before: { status: current.status }, after: { status: row.status } },
     });
   });
 }
@@ -122,7 +124,8 @@ export async function scheduleTenantDeletion(db: Database, origin: EventOrigin, 
       action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(row), grace_days: graceDays, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
+      about: { tenant: row },
+      data: { grace_days: graceDays, ...lifecycleData(row), before: { status: current.status }, after: { status: row.status } },
     });
   });
 }
@@ -139,7 +142,8 @@ export async function cancelTenantDeletion(db: Database, origin: EventOrigin, id
       action: step.event,
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(row), cancelled_delete_after: new Date(current.lifecycle!.deleteAfter!).toISOString(), before: { status: current.status }, after: { status: row.status } },
+      about: { tenant: row },
+      data: { cancelled_delete_after: new Date(current.lifecycle!.deleteAfter!).toISOString(), before: { status: current.status }, after: { status: row.status } },
     });
   });
 }

@@ -4,7 +4,8 @@
  * pages (email, a code mailed to a real SMTP server, the organization), the person lands in
  * their tenant with the pages their role allows, switches tenant (a token for the other one,
  * asked with prompt=none and `organization`), and signs out at the provider (RP-initiated logout),
- * after which the provider asks for the email again.
+ * after which the provider asks for the email again; a switch the provider cannot answer without
+ * its pages (prompt=none refused) goes on through them, with prompt=login.
  */
 import { closeOwnerConnection, createTenant, createUser, ownerConnection, unique } from '../helpers/factories';
 import { browserIt, openConsole, startConsoleHarness, type ConsoleHarness } from '../helpers/console-browser';
@@ -58,6 +59,14 @@ async function mailedCode(to: string, after: number): Promise<string> {
   return m[1]!;
 }
 
+/** The provider's email page, then its code page with the code mailed after the `mailed` first ones. */
+async function enterEmailAndCode(page: import('playwright-core').Page, email: string, mailed: number): Promise<void> {
+  await page.getByLabel('Email address').fill(email);
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByLabel('Code').fill(await mailedCode(email, mailed));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 browserTest(
   'email, code by mail, organization; the tenant pages of the role; switch tenant; sign out at the provider',
   async () => {
@@ -77,10 +86,7 @@ browserTest(
     });
 
     // The provider's sign-in pages: the email, the code it mailed, the organization.
-    await page.getByLabel('Email address').fill(p.email);
-    await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByLabel('Code').fill(await mailedCode(p.email, 0));
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await enterEmailAndCode(page, p.email, 0);
     await page.getByRole('heading', { name: 'Choose an organization' }).waitFor();
     await page.getByRole('button', { name: new RegExp(`\\(${p.first.slug}\\)`) }).click();
 
@@ -119,6 +125,47 @@ browserTest(
     // The provider's session is over: signing in again asks for the email.
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByLabel('Email address').waitFor();
+    expect(tab.problems).toEqual([]);
+    await tab.close();
+  },
+  180_000,
+);
+
+browserTest(
+  'a switch the provider cannot answer without a page (its session ended) goes on through the sign-in page, into the tenant asked for',
+  async () => {
+    const p = await person();
+    const tab = await openConsole(h);
+    const { page } = tab;
+    await page.getByRole('heading', { name: 'With your email address', level: 2 }).waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await enterEmailAndCode(page, p.email, 0);
+    await page.getByRole('heading', { name: 'Choose an organization' }).waitFor();
+    await page.getByRole('button', { name: new RegExp(`\\(${p.first.slug}\\)`) }).click();
+    await page.getByRole('navigation', { name: 'Console' }).waitFor();
+
+    // The provider forgets the person's session (expired, or ended elsewhere): prompt=none is
+    // answered login_required, and the console asks again with prompt=login.
+    const ended = await ownerConnection()('oidc_payloads').where({ model: 'Session' }).whereRaw("payload->>'accountId' = ?", [p.accountId]).delete();
+    expect(ended).toBeGreaterThan(0);
+    const authorizations: URL[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${p.issuer}/auth?`)) authorizations.push(new URL(r.url()));
+    });
+    await page.getByRole('banner').getByLabel('Tenant').selectOption(p.second.slug);
+    await page.getByLabel('Email address').waitFor();
+    expect(authorizations.map((u) => [u.searchParams.get('prompt'), u.searchParams.get('organization')])).toEqual([
+      ['none', p.second.slug],
+      ['login', p.second.slug],
+    ]);
+    // Signed in again: straight into the tenant asked for, no organization page in between.
+    await enterEmailAndCode(page, p.email, 1);
+    await page.getByRole('navigation', { name: 'Console' }).waitFor();
+    const token = await waitFor('a token for the second tenant', async () => {
+      const t = await page.evaluate(() => sessionStorage.getItem('tenant-service.console.token'));
+      return t !== null && claimsOf(t).tenant === p.second.slug ? t : undefined;
+    });
+    expect(claimsOf(token)).toMatchObject({ sub: p.accountId, tenant: p.second.slug, tenant_role: 'member' });
     expect(tab.problems).toEqual([]);
     await tab.close();
   },

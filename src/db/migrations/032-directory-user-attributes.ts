@@ -1,7 +1,7 @@
 /**
  * `directory_users.attributes`: the SCIM User attributes a directory sends that the service keeps
  * without a column of their own (`nickName`, `title`, `userType`, `preferredLanguage`, `locale`,
- * `timezone`; docs/directory-sync.md#what-is-kept), as one JSON object keyed by attribute name.
+ * `timezone`; docs/directory-sync.md#the-scim-api), as one JSON object keyed by attribute name.
  * A new such attribute needs no migration (docs/architecture-operations.md#adding-a-scim-attribute).
  */
 import type { Knex } from 'knex';

@@ -8,7 +8,7 @@ import type { TenantStatusUpdate } from '../../context/tenant-status';
 import type { IdentityLink, MembershipPolicy, Tenant } from '../../context/entities';
 import { distinctLinks, insertSampleData, insertTenant, insertTenantAdmin, replaceIdentityLinks } from '../../db/queries/tenants';
 import { withService, type Database, type Transaction } from '../../db/tenant-scope';
-import { linksData, recordEvent, tenantData, type EventOrigin } from '../events';
+import { recordEvent, type EventOrigin } from '../events';
 import { requestHash, withIdempotencyKey, type IdempotencyInput } from '../idempotency';
 
 export interface NewTenant {
@@ -98,8 +98,9 @@ export function createRequestHash(input: CreateTenantInput): string {
       // Absent unless on, so the hash of a request without it is what it always was.
       roles_from_claims: input.membershipPolicy?.rolesFromClaims ? true : undefined,
     },
-    // Absent unless given, so the hash of a request without links is what it always was.
-    identity_links: input.identityLinks?.length ? linksData(distinctLinks(input.identityLinks)) : undefined,
+    // Absent unless given, so the hash of a request without links is what it always was. Spelled
+    // here, not by the events' form of links: a stored hash must not change with how events look.
+    identity_links: input.identityLinks?.length ? distinctLinks(input.identityLinks).map((l) => ({ issuer: l.issuer, organization_id: l.organizationId })) : undefined,
   });
 }
 
@@ -136,7 +137,8 @@ export async function createTenant(db: Database, origin: EventOrigin, input: Cre
           action: 'tenant.created',
           tenantId: tenant.id,
           target: { type: 'tenant', id: tenant.id },
-          data: { tenant: { ...tenantData(tenant), ...(links.length > 0 ? { identity_links: linksData(links) } : {}) }, include_sample_data: includeSampleData },
+          about: { tenant, identityLinks: links },
+          data: { include_sample_data: includeSampleData },
         });
         return {
           result: { tenantId: tenant.id, name: tenant.name, slug: tenant.slug, message, existing: false },

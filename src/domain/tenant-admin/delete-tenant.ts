@@ -5,7 +5,7 @@ import { TENANT_TABLES, type TenantTable } from '../../db/schema';
 import { deleteTenantRow, findTenant, patchTenant } from '../../db/queries/tenants';
 import { withTenant, type Database } from '../../db/tenant-scope';
 import { ApiError } from '../../errors';
-import { recordEvent, tenantData, type EventOrigin } from '../events';
+import { recordEvent, type EventOrigin } from '../events';
 import { getTenant, tenantNotFound } from './get-tenant';
 
 /**
@@ -103,7 +103,8 @@ export async function deleteTenant(db: Database, origin: EventOrigin, id: string
       action: 'tenant.deletion_started',
       tenantId: id,
       target: { type: 'tenant', id },
-      data: { tenant: tenantData(tenant), ...(open ? { before: { status: current.status }, after: { status: closed.status } } : {}) },
+      about: { tenant },
+      data: { ...(open ? { before: { status: current.status }, after: { status: closed.status } } : {}) },
     });
   });
   await opts.afterStep?.({ kind: 'closed' });
@@ -129,7 +130,7 @@ export async function deleteTenant(db: Database, origin: EventOrigin, id: string
     if (n === 1) {
       for (const t of TENANT_TABLES) rows[t] += before[t];
       // In the transaction that deletes the tenant row; the event itself outlives the tenant.
-      await recordEvent(trx, origin, { action: 'tenant.deleted', tenantId: id, target: { type: 'tenant', id }, data: { tenant: tenantData(tenant), rows } });
+      await recordEvent(trx, origin, { action: 'tenant.deleted', tenantId: id, target: { type: 'tenant', id }, about: { tenant }, data: { rows } });
     }
     return n;
   });

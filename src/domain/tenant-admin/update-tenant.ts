@@ -62,7 +62,8 @@ export async function updateTenant(db: Database, origin: EventOrigin, id: string
         action: step.event,
         tenantId: id,
         target: { type: 'tenant', id },
-        data: { tenant: tenantData(row), before: { status: current.status }, after: { status: row.status } },
+        about: { tenant: row },
+        data: { before: { status: current.status }, after: { status: row.status } },
       });
     }
     if (!approved || Object.keys(diff.after).length > 0) {
