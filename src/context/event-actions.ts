@@ -1,20 +1,18 @@
 /**
  * Every action the service records (docs/events.md#events-and-webhooks), in one list that the
  * domain, the webhook filters and the console (its event-log filters, through the
- * `@service/context` alias) read. A plain constant with no imports, so the browser bundle can take
- * it as it is.
+ * `@service/context` alias) read. The lifecycle's transitions bring their own events
+ * (./tenant-status.ts): a state added there needs no line here. Plain constants, so the browser
+ * bundle can take them as they are.
  */
-export const EVENT_ACTIONS = [
+import { LIFECYCLE_EVENTS, type LifecycleEvent } from './tenant-status';
+
+const ACTIONS = [
   'tenant.created',
   'tenant.registered',
   'tenant.updated',
-  'tenant.approved',
   'tenant.deletion_started',
   'tenant.deleted',
-  'tenant.suspended',
-  'tenant.reactivated',
-  'tenant.deletion_scheduled',
-  'tenant.deletion_cancelled',
   'tenant.exported',
   'tenant.imported',
   'member.added',
@@ -62,4 +60,7 @@ export const EVENT_ACTIONS = [
   'user.signed_in',
   'user.sign_in_failed',
 ] as const;
-export type EventAction = (typeof EVENT_ACTIONS)[number];
+
+export type EventAction = (typeof ACTIONS)[number] | LifecycleEvent;
+
+export const EVENT_ACTIONS: readonly EventAction[] = [...ACTIONS, ...LIFECYCLE_EVENTS.filter((e) => !(ACTIONS as readonly string[]).includes(e))];

@@ -9,7 +9,6 @@
  * compile until it has its entry here. Type-only imports, so the console may read it as it is.
  */
 import type { TenantStatus, TenantStatusUpdate } from '../../generated/types.gen';
-import type { EventAction } from './event-actions';
 
 export type { TenantStatus, TenantStatusUpdate };
 
@@ -22,9 +21,12 @@ export interface StatusRefusal {
 /** The operations of openapi.yaml that change a tenant's status. */
 export type LifecycleOperation = 'updateTenant' | 'suspendTenant' | 'reactivateTenant' | 'scheduleTenantDeletion' | 'cancelTenantDeletion';
 
-export interface LifecycleTransition {
+/** A transition's event: a tenant's (./event-actions.ts lists them from this table). */
+export type TenantEventName = `tenant.${string}`;
+
+export interface LifecycleTransition<E extends TenantEventName = TenantEventName> {
   /** The event recorded with it, in the same transaction. */
-  readonly event: EventAction;
+  readonly event: E;
   /** The status it leads to; `previous`: the one the tenant had before its deletion was scheduled. */
   readonly to: TenantStatus | 'previous';
   readonly operation: LifecycleOperation;
@@ -33,23 +35,23 @@ export interface LifecycleTransition {
 }
 
 /** One state. `settable` must say exactly whether the contract's `TenantStatusUpdate` holds it. */
-export type LifecycleState<S extends TenantStatus = TenantStatus> = {
+export type LifecycleState<S extends TenantStatus = TenantStatus, E extends TenantEventName = TenantEventName> = {
   readonly label: string;
   readonly settable: S extends TenantStatusUpdate ? true : false;
-  readonly transitions: readonly LifecycleTransition[];
+  readonly transitions: readonly LifecycleTransition<E>[];
 } & ({ readonly enterable: true; readonly refusal: null } | { readonly enterable: false; readonly refusal: StatusRefusal });
 
-export type TenantLifecycle = { readonly [S in TenantStatus]: LifecycleState<S> };
+export type TenantLifecycle<E extends TenantEventName = TenantEventName> = { readonly [S in TenantStatus]: LifecycleState<S, E> };
 
 const UPDATE = 'PUT /api/setup/tenant/{tenant_id}';
-const SCHEDULE_DELETION: LifecycleTransition = {
+const SCHEDULE_DELETION = {
   event: 'tenant.deletion_scheduled',
   to: 'pending_deletion',
   operation: 'scheduleTenantDeletion',
   route: 'POST /api/setup/tenant/{tenant_id}/scheduled-deletion',
-};
+} as const satisfies LifecycleTransition;
 
-export const TENANT_LIFECYCLE: TenantLifecycle = {
+const LIFECYCLE = {
   active: {
     label: 'Active',
     enterable: true,
@@ -83,21 +85,29 @@ export const TENANT_LIFECYCLE: TenantLifecycle = {
     settable: false,
     transitions: [{ event: 'tenant.deletion_cancelled', to: 'previous', operation: 'cancelTenantDeletion', route: 'DELETE /api/setup/tenant/{tenant_id}/scheduled-deletion' }],
   },
-};
+} as const satisfies TenantLifecycle;
+
+/** The events the lifecycle's transitions record, as literal types (./event-actions.ts includes them). */
+export type LifecycleEvent = (typeof LIFECYCLE)[TenantStatus]['transitions'][number]['event'];
+
+export const TENANT_LIFECYCLE: TenantLifecycle<LifecycleEvent> = LIFECYCLE;
 
 /** Every status, in the table's order. */
 export const TENANT_STATUSES = Object.keys(TENANT_LIFECYCLE) as readonly TenantStatus[];
+
+/** Each event a transition records, once, in the table's order. */
+export const LIFECYCLE_EVENTS: readonly LifecycleEvent[] = [...new Set(TENANT_STATUSES.flatMap((s) => TENANT_LIFECYCLE[s].transitions.map((t) => t.event)))];
 
 /** The statuses create and update may set directly (the contract's `TenantStatusUpdate`). */
 export const SETTABLE_STATUSES = TENANT_STATUSES.filter((s) => TENANT_LIFECYCLE[s].settable) as readonly TenantStatusUpdate[];
 
 /** The transition out of `from` that records `event` (null: not allowed from this status). */
-export function transitionOf(from: TenantStatus, event: EventAction): LifecycleTransition | null {
+export function transitionOf(from: TenantStatus, event: string): LifecycleTransition<LifecycleEvent> | null {
   return TENANT_LIFECYCLE[from].transitions.find((t) => t.event === event) ?? null;
 }
 
 /** The transition `operation` makes from `from` to `to` (null: not allowed). */
-export function transitionTo(from: TenantStatus, to: TenantStatus, operation: LifecycleOperation): LifecycleTransition | null {
+export function transitionTo(from: TenantStatus, to: TenantStatus, operation: LifecycleOperation): LifecycleTransition<LifecycleEvent> | null {
   return TENANT_LIFECYCLE[from].transitions.find((t) => t.to === to && t.operation === operation) ?? null;
 }
 

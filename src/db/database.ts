@@ -29,6 +29,8 @@ import * as oidcProvider from './migrations/027-oidc-provider';
 import * as ssoConnections from './migrations/028-sso-connections';
 import * as signInEmailCodes from './migrations/031-sign-in-email-codes';
 import * as directoryUserAttributes from './migrations/032-directory-user-attributes';
+import * as tenantStatuses from './migrations/033-tenant-statuses';
+import { TENANT_STATUSES } from '../context/tenant-status';
 import { TenantRow } from './models';
 import { APP_ROLE } from './schema';
 
@@ -100,6 +102,7 @@ const MIGRATIONS: Record<string, { up(k: Knex): Promise<void>; down(k: Knex): Pr
   '028-sso-connections': ssoConnections,
   '031-sign-in-email-codes': signInEmailCodes,
   '032-directory-user-attributes': directoryUserAttributes,
+  '033-tenant-statuses': tenantStatuses,
 };
 
 /** The migrations this version knows, in the order they run. */
@@ -222,6 +225,7 @@ export async function migrate(url: string, defaultTenantSlug: string, log: Logge
       });
       if (done.length) log.info({ batch, migrations: done }, 'Database migrated');
       await assertRolesUsable(admin);
+      await ensureTenantStatuses(admin);
       await admin.transaction((trx) => ensureDefaultTenant(trx, defaultTenantSlug, log));
     } finally {
       await admin.raw('select pg_advisory_unlock(?)', [MIGRATION_LOCK]);
@@ -229,6 +233,15 @@ export async function migrate(url: string, defaultTenantSlug: string, log: Logge
   } finally {
     await admin.destroy();
   }
+}
+
+/**
+ * The statuses of the lifecycle table (src/context/tenant-status.ts) as rows of
+ * `tenant_statuses`, which `tenants.status` references (migration 033): a state added to the
+ * table is a status the database accepts from this start on. Never deletes one.
+ */
+async function ensureTenantStatuses(admin: Knex): Promise<void> {
+  await admin.raw('insert into tenant_statuses (status) select unnest(?::text[]) on conflict do nothing', [[...TENANT_STATUSES]]);
 }
 
 async function ensureDefaultTenant(trx: Knex.Transaction, slug: string, log: Logger): Promise<void> {

@@ -53,6 +53,14 @@ it('a slug the check refuses is 400', async () => {
   expect(await mapped(() => withService(db, async (trx) => TenantRow.query(trx).insert({ name: 'x', slug: 'Not A Slug' })))).toMatchObject({ status: 400, error: 'Validation error', code: '23514', constraint: 'tenants_slug_check' });
 });
 
+it('a status the lifecycle table does not know is 400 naming the statuses', async () => {
+  expect(await mapped(() => withService(db, async (trx) => TenantRow.query(trx).insert({ name: 'x', slug: unique('archived'), status: 'archived' as never })))).toMatchObject({
+    status: 400,
+    error: 'Validation error',
+    constraint: 'tenants_status_known',
+  });
+});
+
 it('a member removed while the request ran (created_by, board_members) is 403', async () => {
   const gone = crypto.randomUUID();
   expect(await mapped(() => withTenant(db, tenantId, async (trx) => BoardRow.query(trx).insert({ tenant_id: tenantId, name: 'b', created_by: gone })))).toMatchObject({

@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { MIGRATION_NAMES, migrate } from '../../src/db/database';
 import { TENANT_TABLES } from '../../src/db/schema';
+import { TENANT_STATUSES } from '../../src/context/tenant-status';
 import { admin } from '../helpers/fresh-database';
 import { ADMIN_URL } from '../setup/global-setup';
 
@@ -57,4 +58,23 @@ it('keeps the first default tenant when SERVICE_DEFAULT_TENANT_SLUG changes late
   await c.connect();
   const slugs = await c.query('select slug from tenants where is_default').then((r) => r.rows).finally(() => c.end());
   expect(slugs).toEqual([{ slug: 'default' }]);
+});
+
+it("the database accepts exactly the lifecycle table's statuses, re-inserted by every migrate", async () => {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    const statuses = async () => (await c.query<{ status: string }>('select status from tenant_statuses order by status')).rows.map((r) => r.status);
+    expect(await statuses()).toEqual([...TENANT_STATUSES].sort());
+    // A status the table holds and the database lacks (a state added to the code) is there after the next migrate.
+    await c.query("delete from tenant_statuses where status = 'pending_deletion'");
+    await expect(c.query("update tenants set status = 'pending_deletion', delete_after = now(), status_before_deletion = 'active' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_known' });
+    await migrate(url, 'default', pino({ level: 'silent' }));
+    expect(await statuses()).toEqual([...TENANT_STATUSES].sort());
+    // A status the table does not know is refused by the database itself.
+    await expect(c.query("update tenants set status = 'archived' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_known' });
+    await expect(c.query("update tenants set status_before_deletion = 'archived' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_before_deletion_known' });
+  } finally {
+    await c.end();
+  }
 });

@@ -6,6 +6,7 @@
  */
 import type { TenantStatus } from '../../generated/types.gen';
 import { TENANT_LIFECYCLE, type LifecycleState, type TenantLifecycle } from '../../src/context/tenant-status';
+import type { EventAction } from '../../src/context/event-actions';
 
 // The real table compiles.
 export const ok: TenantLifecycle = TENANT_LIFECYCLE;
@@ -28,9 +29,15 @@ export const noRefusal: TenantLifecycle = { ...TENANT_LIFECYCLE, suspended: { ..
 // @ts-expect-error suspended is not in TenantStatusUpdate
 export const wrongSettable: TenantLifecycle = { ...TENANT_LIFECYCLE, suspended: { ...TENANT_LIFECYCLE.suspended, settable: true } };
 
-// 5. A transition recording an event that is not in the event catalogue.
-export const unknownEvent: TenantLifecycle = {
+// 5. A transition recording an event that is not a tenant's (a new tenant event is declared by
+// its transition: the event catalogue takes it from the table).
+export const notATenantEvent: TenantLifecycle = {
   ...TENANT_LIFECYCLE,
-  // @ts-expect-error tenant.archived is not an event action
-  suspended: { ...TENANT_LIFECYCLE.suspended, transitions: [{ event: 'tenant.archived', to: 'active', operation: 'reactivateTenant', route: 'POST /x' }] },
+  // @ts-expect-error member.archived is not a tenant event
+  suspended: { ...TENANT_LIFECYCLE.suspended, transitions: [{ event: 'member.archived', to: 'active', operation: 'reactivateTenant', route: 'POST /x' }] },
 };
+
+// 6. An event the catalogue lists only because a transition records it: it is an EventAction.
+export const derived: EventAction = 'tenant.deletion_cancelled';
+// @ts-expect-error nothing records tenant.archived
+export const notDerived: EventAction = 'tenant.archived';
