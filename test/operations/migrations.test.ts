@@ -72,8 +72,8 @@ it("the database accepts exactly the lifecycle table's statuses, re-inserted by 
     await migrate(url, 'default', pino({ level: 'silent' }));
     expect(await statuses()).toEqual([...TENANT_STATUSES].sort());
     // A status the table does not know is refused by the database itself.
-    await expect(c.query("update tenants set status = 'archived' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_known' });
-    await expect(c.query("update tenants set status_before_deletion = 'archived' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_before_deletion_known' });
+    await expect(c.query("update tenants set status = 'no_such_status' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_known' });
+    await expect(c.query("update tenants set status_before_deletion = 'no_such_status' where is_default")).rejects.toMatchObject({ code: '23503', constraint: 'tenants_status_before_deletion_known' });
   } finally {
     await c.end();
   }

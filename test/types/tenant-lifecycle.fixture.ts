@@ -17,8 +17,8 @@ const { suspended: _dropped, ...missingOne } = TENANT_LIFECYCLE;
 export const missing: TenantLifecycle = missingOne;
 
 // 2. A status added to the contract's enum: the table as it is no longer covers it.
-type WiderStatus = TenantStatus | 'archived';
-// @ts-expect-error archived has no entry
+type WiderStatus = TenantStatus | 'no_such_status';
+// @ts-expect-error no_such_status has no entry
 export const added: { readonly [S in WiderStatus]: LifecycleState } = TENANT_LIFECYCLE;
 
 // 3. A status that refuses entry without saying how.
@@ -39,5 +39,5 @@ export const notATenantEvent: TenantLifecycle = {
 
 // 6. An event the catalogue lists only because a transition records it: it is an EventAction.
 export const derived: EventAction = 'tenant.deletion_cancelled';
-// @ts-expect-error nothing records tenant.archived
-export const notDerived: EventAction = 'tenant.archived';
+// @ts-expect-error nothing records tenant.no_such_event
+export const notDerived: EventAction = 'tenant.no_such_event';
