@@ -67,16 +67,21 @@ async function enterEmailAndCode(page: import('playwright-core').Page, email: st
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
 
+/** A new person at the console's sign-in, sent on to the provider: the authorization request it made. */
+async function signInStarted() {
+  const p = await person();
+  const tab = await openConsole(h);
+  const { page } = tab;
+  await page.getByRole('heading', { name: 'With your email address', level: 2 }).waitFor();
+  const authorize = page.waitForRequest((r) => r.url().startsWith(`${p.issuer}/auth?`));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return { p, tab, page, url: new URL((await authorize).url()) };
+}
+
 browserTest(
   'email, code by mail, organization; the tenant pages of the role; switch tenant; sign out at the provider',
   async () => {
-    const p = await person();
-    const tab = await openConsole(h);
-    const { page } = tab;
-    await page.getByRole('heading', { name: 'With your email address', level: 2 }).waitFor();
-    const authorize = page.waitForRequest((r) => r.url().startsWith(`${p.issuer}/auth?`));
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    const url = new URL((await authorize).url());
+    const { p, tab, page, url } = await signInStarted();
     expect(Object.fromEntries(url.searchParams)).toMatchObject({
       client_id: 'tenant-service-console',
       redirect_uri: `${h.base}/console/callback`,
@@ -134,11 +139,7 @@ browserTest(
 browserTest(
   'a switch the provider cannot answer without a page (its session ended) goes on through the sign-in page, into the tenant asked for',
   async () => {
-    const p = await person();
-    const tab = await openConsole(h);
-    const { page } = tab;
-    await page.getByRole('heading', { name: 'With your email address', level: 2 }).waitFor();
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    const { p, tab, page } = await signInStarted();
     await enterEmailAndCode(page, p.email, 0);
     await page.getByRole('heading', { name: 'Choose an organization' }).waitFor();
     await page.getByRole('button', { name: new RegExp(`\\(${p.first.slug}\\)`) }).click();

@@ -2,7 +2,9 @@
  * The SQL of a directory lookup (docs/directory-sync.md#the-scim-api): the condition the SCIM
  * filter was read into (src/domain/scim/filter.ts), on the columns of `directory_users` (alias
  * `du`) or `directory_groups` (alias `dg`). Every value is a binding; a column is named only
- * from the tables below, never from the request.
+ * from the tables below, never from the request. A text kept in a user's `attributes` object is
+ * compared by its key there (`key`: the attribute's name, from the attribute table, bound as a
+ * value too).
  */
 
 /** How a column is compared: text, an array of text keys, a boolean, a timestamp, a uuid. */
@@ -13,6 +15,7 @@ const USER_COLUMNS = {
   external_id: { sql: 'du.external_id', kind: 'text', nullable: true },
   display_name: { sql: 'du.display_name', kind: 'text', nullable: true },
   email_keys: { sql: 'du.email_keys', kind: 'textArray', nullable: false },
+  attributes: { sql: 'du.attributes', kind: 'text', nullable: true, keyed: true },
   active: { sql: 'du.active', kind: 'boolean', nullable: false },
   created_at: { sql: 'du.created_at', kind: 'timestamp', nullable: false },
   updated_at: { sql: 'du.updated_at', kind: 'timestamp', nullable: false },
@@ -31,6 +34,8 @@ interface ColumnSpec {
   readonly sql: string;
   readonly kind: ColumnKind;
   readonly nullable: boolean;
+  /** A JSON object of texts: compared by a condition's `key` (without one, nothing matches). */
+  readonly keyed?: boolean;
 }
 
 type Columns = Record<string, ColumnSpec>;
@@ -53,8 +58,8 @@ export type DirectoryCondition<C extends string = string> =
    * `value` as stored: the user name's and emails' keys already folded, a timestamp an ISO
    * string, an id a UUID. `caseExact: false` compares text lower-cased.
    */
-  | { readonly kind: 'compare'; readonly column: C; readonly op: CompareOp; readonly value: string | boolean; readonly caseExact: boolean }
-  | { readonly kind: 'present'; readonly column: C }
+  | { readonly kind: 'compare'; readonly column: C; readonly key?: string; readonly op: CompareOp; readonly value: string | boolean; readonly caseExact: boolean }
+  | { readonly kind: 'present'; readonly column: C; readonly key?: string }
   | { readonly kind: 'and' | 'or'; readonly parts: readonly DirectoryCondition<C>[] }
   | { readonly kind: 'not'; readonly part: DirectoryCondition<C> };
 
@@ -109,6 +114,14 @@ function compareSql(spec: ColumnSpec, op: CompareOp, value: string | boolean, ca
   }
 }
 
+/** The column as compared: a keyed column's text under `key` (its binding comes first); null when the two do not fit. */
+function keyedSpec(spec: ColumnSpec | undefined, key: string | undefined): ColumnSpec | null {
+  if (!spec || (spec.keyed === true) !== (key !== undefined)) return null;
+  return key === undefined ? spec : { ...spec, sql: `(${spec.sql} ->> ?)` };
+}
+
+const withKey = (c: SqlCondition, key: string | undefined): SqlCondition => (key === undefined ? c : { sql: c.sql, bindings: [key, ...c.bindings] });
+
 function toSql(c: DirectoryCondition, columns: Columns): SqlCondition {
   switch (c.kind) {
     case 'all':
@@ -116,13 +129,14 @@ function toSql(c: DirectoryCondition, columns: Columns): SqlCondition {
     case 'none':
       return { sql: 'false', bindings: [] };
     case 'compare': {
-      const spec = columns[c.column];
+      const spec = keyedSpec(columns[c.column], c.key);
       // The domain offers only the columns of the resource it filters; any other matches nothing.
-      return spec ? compareSql(spec, c.op, c.value, c.caseExact) : { sql: 'false', bindings: [] };
+      return spec ? withKey(compareSql(spec, c.op, c.value, c.caseExact), c.key) : { sql: 'false', bindings: [] };
     }
     case 'present': {
-      const spec = columns[c.column];
+      const spec = keyedSpec(columns[c.column], c.key);
       if (!spec) return { sql: 'false', bindings: [] };
+      if (c.key !== undefined) return { sql: `coalesce(${spec.sql}, '') <> ''`, bindings: [c.key] };
       if (spec.kind === 'textArray') return { sql: `cardinality(${spec.sql}) > 0`, bindings: [] };
       if (spec.kind === 'text') return { sql: `coalesce(${spec.sql}, '') <> ''`, bindings: [] };
       return { sql: `${spec.sql} is not null`, bindings: [] };

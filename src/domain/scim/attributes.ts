@@ -93,6 +93,8 @@ export interface FilterTarget<C extends string> {
   readonly caseExact: boolean;
   /** Folds a compared value as the column holds it (userName and emails: their keys). */
   readonly fold?: (v: string) => string;
+  /** Kept in an object column: compared under the attribute's name (./filter.ts sets it). */
+  readonly key?: string;
 }
 const on = <C extends string>(column: C, kind: ColumnKind, caseExact: boolean, fold?: (v: string) => string): FilterTarget<C> => ({ column, kind, caseExact, ...(fold ? { fold } : {}) });
 
@@ -140,14 +142,14 @@ const kept = <View, Fields>() => <Value, F extends keyof Fields, C extends strin
 const keptUser = kept<UserView, DirectoryUserFields>();
 const keptGroup = kept<GroupView, DirectoryGroupFields>();
 
-/** A text kept in the user's `attributes` under its own name: no column; not filterable (docs/architecture-operations.md). */
+/** A text kept in the user's `attributes` under its own name: no column of its own (docs/architecture-operations.md). */
 const textInAttributes = (description: string) =>
   keptUser<string, 'attributes', UserColumn>({
     schema: str(description),
     fields: ['attributes'],
     set: (v, name) => ({ attributes: ((text) => (text === null ? {} : { [name]: text }))(readText(v, name, false)) }),
     get: (u, name) => u.row.attributes[name],
-    filter: {},
+    filter: { '': { column: 'attributes', kind: 'text', caseExact: false, key: '' } },
     removable: true,
   });
 
@@ -323,7 +325,6 @@ export const COMMON_FILTERS = {
 } as const satisfies Record<string, FilterTarget<UserColumn & GroupColumn>>;
 
 // ---- compile-time checks --------------------------------------------------------------------
-
 type FieldsOf<T> = T extends { fields: readonly (infer F)[] } ? F : never;
 type Unwritten<Table, Fields> = Exclude<keyof Fields, FieldsOf<Table[keyof Table]>>;
 /** `true` when every column of `Fields` is written by an entry of `Table`; else the unwritten columns. */
@@ -333,8 +334,7 @@ export type UserAttributeTable = { readonly [K in Exclude<keyof ScimUser, 'schem
 /** Every kept column of a user is written by some entry (else this fails to compile). */
 const _everyUserColumn: EveryColumnWritten<typeof USER_ATTRIBUTES, DirectoryUserFields> = true;
 const _everyGroupColumn: EveryColumnWritten<typeof GROUP_ATTRIBUTES, DirectoryGroupFields> = true;
-void _everyUserColumn;
-void _everyGroupColumn;
+void [_everyUserColumn, _everyGroupColumn];
 
 // ---- derived readers and writers ------------------------------------------------------------
 

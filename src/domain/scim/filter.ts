@@ -22,7 +22,8 @@ type Targets<C extends string> = ReadonlyMap<string, FilterTarget<C>>;
 function targetsOf<C extends string>(table: Readonly<Record<string, { readonly schema: SchemaText; readonly filter?: Readonly<Record<string, FilterTarget<C>>> }>>, common: Readonly<Record<string, FilterTarget<C>>>): Targets<C> {
   const out = new Map<string, FilterTarget<C>>(Object.entries(common));
   for (const [name, e] of Object.entries(table)) {
-    for (const [sub, target] of Object.entries(e.filter ?? {})) out.set((sub ? `${name}.${sub}` : name).toLowerCase(), target);
+    // A target kept under the attribute's name in an object column compares that key.
+    for (const [sub, target] of Object.entries(e.filter ?? {})) out.set((sub ? `${name}.${sub}` : name).toLowerCase(), target.key === undefined ? target : { ...target, key: name });
   }
   return out;
 }
@@ -31,6 +32,8 @@ const USER_TARGETS = targetsOf<UserColumn>(USER_ATTRIBUTES, COMMON_FILTERS);
 const GROUP_TARGETS = targetsOf<GroupColumn>(GROUP_ATTRIBUTES, COMMON_FILTERS);
 
 /** The attribute path without a core schema URN prefix, lower-cased (SCIM attribute names are case-insensitive). */
+const keyOf = <C extends string>(t: FilterTarget<C>): { key?: string } => (t.key === undefined ? {} : { key: t.key });
+
 function attributeName(path: string): string {
   return path.replace(/^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i, '').toLowerCase();
 }
@@ -62,7 +65,7 @@ function compare<C extends string>(path: string, target: FilterTarget<C>, op: Co
       return { kind: 'compare', column: target.column, op, value, caseExact: true };
     default:
       if (typeof value !== 'string') throw invalid('invalidFilter', `'${path} ${op}' needs a string value.`);
-      return { kind: 'compare', column: target.column, op, value: target.fold ? target.fold(value) : value, caseExact: target.caseExact || target.fold !== undefined };
+      return { kind: 'compare', column: target.column, ...keyOf(target), op, value: target.fold ? target.fold(value) : value, caseExact: target.caseExact || target.fold !== undefined };
   }
 }
 
@@ -83,7 +86,7 @@ function translate<C extends string>(f: Filter, targets: Targets<C>, terms: { n:
       const path = prefix + attributeName(f.attrPath);
       const target = targets.get(path);
       if (!target) throw invalid('invalidFilter', `Filtering on '${f.attrPath.slice(0, 100)}' is not supported; filter on ${[...targets.keys()].join(', ')}.`);
-      if (f.op === 'pr') return { kind: 'present', column: target.column };
+      if (f.op === 'pr') return { kind: 'present', column: target.column, ...keyOf(target) };
       return compare(path, target, f.op, f.compValue);
     }
   }

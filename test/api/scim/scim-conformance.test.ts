@@ -173,7 +173,7 @@ describe('filters', () => {
     expect(names(await at('le'))).toEqual(['alice', 'bob']);
   });
 
-  it.each(['active gt true', 'active co "t"', 'meta.lastModified gt "yesterday"', 'meta.lastModified sw "2026"', 'id co "a"', 'title eq "x"', 'emails[type eq "work"]'])(
+  it.each(['active gt true', 'active co "t"', 'meta.lastModified gt "yesterday"', 'meta.lastModified sw "2026"', 'id co "a"', 'profileUrl eq "x"', 'emails[type eq "work"]'])(
     'refuses %s with invalidFilter',
     async (filter) => {
       expectScimError(await request(t.app).get('/scim/v2/Users').query({ filter }).set('Authorization', scim), 400, 'invalidFilter');
@@ -300,8 +300,16 @@ describe('attributes kept without a column of their own', () => {
     expectScimError(await patch({ op: 'replace', path: 'title', value: 'x'.repeat(301) }), 400, 'invalidValue');
     expectScimError(await patch({ op: 'replace', path: 'locale', value: 42 }), 400, 'invalidValue');
     expect((await request(t.app).get(`/scim/v2/Users/${id}`).set('Authorization', scim).expect(200)).body.title).toBe('Emeritus');
-    // Not filterable: a filter on one is 400 invalidFilter.
-    expectScimError(await request(t.app).get(`/scim/v2/Users?filter=${encodeURIComponent('title eq "Emeritus"')}`).set('Authorization', scim), 400, 'invalidFilter');
+    // Filterable like any text: compared case-insensitively, present or not, never another user's.
+    const list = async (filter: string) =>
+      (await request(t.app).get('/scim/v2/Users').query({ filter }).set('Authorization', scim).expect(200)).body.Resources.map((r: { id: string }) => r.id) as string[];
+    expect(await list('title eq "emeritus"')).toEqual([id]);
+    expect(await list(`title sw "Emer" and userName eq "${body.userName}"`)).toEqual([id]);
+    expect(await list(`title pr and userName eq "${body.userName}"`)).toEqual([id]);
+    expect(await list(`not (locale pr) and userName eq "${body.userName}"`)).toEqual([id]);
+    expect(await list('title eq "Professor"')).toEqual([]);
+    expect(await list(`title ew "'); drop table directory_users; --"`)).toEqual([]);
+    expectScimError(await request(t.app).get('/scim/v2/Users').query({ filter: 'title gt true' }).set('Authorization', scim), 400, 'invalidFilter');
     // The update events name what changed, by attribute.
     const events = await request(t.app).get(`/api/setup/events?action=member.updated&limit=10`).set('Authorization', `Bearer ${adminToken()}`).expect(200);
     const changed = events.body.events.filter((e: { target: { id: string } }) => e.target.id === id).map((e: { data: { changed: string[] } }) => e.data.changed);

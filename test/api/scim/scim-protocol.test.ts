@@ -208,7 +208,7 @@ describe('users', () => {
     const d = await directory();
     const made = await request(t.app).post('/scim/v2/Users').set('Authorization', d.scim).send(scimUser(`${unique('bad')}@example.com`)).expect(201);
     const before = await request(t.app).get(`/scim/v2/Users/${made.body.id}`).set('Authorization', d.scim).expect(200);
-    for (const filter of ['userName eq', 'userName xx "a"', 'title eq "x"', 'active gt true', 'userName eq "a" or (']) {
+    for (const filter of ['userName eq', 'userName xx "a"', 'profileUrl eq "x"', 'active gt true', 'userName eq "a" or (']) {
       expectScimError(await request(t.app).get('/scim/v2/Users').query({ filter }).set('Authorization', d.scim), 400, 'invalidFilter');
     }
     const patch = (Operations: unknown) => request(t.app).patch(`/scim/v2/Users/${made.body.id}`).set('Authorization', d.scim).send({ schemas: [PATCH], Operations });
