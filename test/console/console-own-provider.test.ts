@@ -61,7 +61,9 @@ async function mailedCode(to: string, after: number): Promise<string> {
 
 /** The provider's email page, then its code page with the code mailed after the `mailed` first ones. */
 async function enterEmailAndCode(page: import('playwright-core').Page, email: string, mailed: number): Promise<void> {
-  await page.getByLabel('Email address').fill(email);
+  // The provider's page, not the console's own sign-in screen (whose section's name also holds "email address").
+  await page.waitForURL((u) => u.pathname.startsWith('/oidc/interaction/'));
+  await page.getByLabel('Email address', { exact: true }).fill(email);
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.getByLabel('Code').fill(await mailedCode(email, mailed));
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -129,7 +131,8 @@ browserTest(
     expect(await page.evaluate(() => Object.keys(sessionStorage).filter((k) => k.startsWith('tenant-service.console.token')))).toEqual([]);
     // The provider's session is over: signing in again asks for the email.
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByLabel('Email address').waitFor();
+    await page.waitForURL((u) => u.pathname.startsWith('/oidc/interaction/'));
+    await page.getByLabel('Email address', { exact: true }).waitFor();
     expect(tab.problems).toEqual([]);
     await tab.close();
   },
@@ -154,7 +157,8 @@ browserTest(
       if (r.url().startsWith(`${p.issuer}/auth?`)) authorizations.push(new URL(r.url()));
     });
     await page.getByRole('banner').getByLabel('Tenant').selectOption(p.second.slug);
-    await page.getByLabel('Email address').waitFor();
+    await page.waitForURL((u) => u.pathname.startsWith('/oidc/interaction/'));
+    await page.getByLabel('Email address', { exact: true }).waitFor();
     expect(authorizations.map((u) => [u.searchParams.get('prompt'), u.searchParams.get('organization')])).toEqual([
       ['none', p.second.slug],
       ['login', p.second.slug],
