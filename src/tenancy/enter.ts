@@ -151,7 +151,6 @@ class Entered implements EnteredTenant {
   readonly caller: EnteredTenant['caller'];
   readonly config: EnteredTenant['config'];
   readonly services: EnteredTenant['services'];
-  readonly origin: EnteredTenant['origin'];
 
   constructor(
     ctx: AuthenticatedContext,
@@ -164,7 +163,14 @@ class Entered implements EnteredTenant {
     this.caller = ctx.caller;
     this.config = ctx.config;
     this.services = ctx.services;
-    this.origin = ctx.origin;
+    this.from = ctx;
+  }
+
+  private readonly from: AuthenticatedContext;
+
+  /** The request's event origin, built only if a handler records an event. */
+  get origin(): EnteredTenant['origin'] {
+    return this.from.origin;
   }
 
   get log(): Logger {
