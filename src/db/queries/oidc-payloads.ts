@@ -2,7 +2,7 @@
  * SQL of the provider's protocol objects (table `oidc_payloads`, migration 027): sessions,
  * interactions, codes, tokens and grants as the protocol library stores them, by (model, id).
  * Platform rows, read and written only outside a tenant transaction. A row past `expires_at` is
- * never returned; expired rows are purged a few at a time by `purgeExpiredPayloads`.
+ * never returned; expired rows are purged a few at a time with an upsert (`upsertPayload`'s `purgeLimit`).
  */
 import type { Knex } from 'knex';
 import type { PgResult } from '../request-transaction';

@@ -71,13 +71,6 @@ function identityOfRow(r: IdentityRow): SignInIdentity {
   };
 }
 
-/** The account `id`; null when there is none (or `id` is not a uuid). */
-export async function selectSignInAccount(trx: Knex.Transaction, id: string): Promise<SignInAccount | null> {
-  if (!UUID.test(id)) return null;
-  const row = (await trx('sign_in_accounts').where({ id }).first()) as AccountRow | undefined;
-  return row ? accountOfRow(row) : null;
-}
-
 const SELECT_ACCOUNT = 'select id, email, email_verified, name, created_at, updated_at from sign_in_accounts where id = $1';
 
 /** The account `id` in one round trip outside any transaction; null when there is none (or `id` is not a uuid). */
