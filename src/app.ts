@@ -2,7 +2,7 @@
  * createApp(config, services): assembles the pipeline from src/http, in the order of
  * docs/architecture.md#how-a-request-is-handled:
  *
- * helmet → request state (id, access line) → the caller's turn of the event loop → /oidc (the OpenID provider, outside the API) → X-Tenant format → /docs and /openapi.{json,yaml} → /console → /sso (SSO callbacks)
+ * helmet → request state (id, access line) → the caller's turn of the event loop → a sign-in slot (/oidc, /sso) → /oidc (the OpenID provider, outside the API) → X-Tenant format → /docs and /openapi.{json,yaml} → /console → /sso (SSO callbacks)
  * → bearer token (recorded, raised after counting) → operation matched once (case-sensitive,
  * from the contract) → SCIM token of a SCIM operation (recorded like the bearer token's) → rate limit of the operation's x-rate-limit counter (any spelling of /api
  * counted; callers without a valid token per address, before any body is read) → gate (401 /
@@ -28,6 +28,7 @@ import { errorStage } from './http/error-response';
 import { RefusalDelay } from './http/refusal-delay';
 import { CallerTurns, callerTurnsStage, neverWaiting } from './http/caller-turns';
 import { FairQueue, fairnessStage } from './http/fair-queue';
+import { SignInWork, signInWorkStage } from './http/sign-in-work';
 import { POOL_SIZE } from './db/database';
 import { gateStage, matchStage } from './http/match';
 import { pipeline } from './http/pipeline';
@@ -52,6 +53,11 @@ export { BODY_LIMIT } from './http/body';
 const REQUEST_SLOTS = Math.min(POOL_SIZE, 2 * Math.max(1, os.availableParallelism()));
 const MAX_WAITING_PER_CALLER = 1000;
 const SLOT_HOLD_MS = 100;
+/**
+ * Sign-ins beside decisions (docs/operations.md, "Sign-ins beside decisions"): one sign-in
+ * request per core does its work at once (at least two); an address may have 1 000 waiting.
+ */
+const SIGN_IN_SLOTS = Math.max(2, os.availableParallelism());
 
 /** Builds the express app. `services` carries the pool, logger, keys and rate limiter. */
 export async function createApp(config: Config, services: AppServices): Promise<express.Express> {
@@ -74,6 +80,8 @@ export async function createApp(config: Config, services: AppServices): Promise<
   const pages = createSignInPages(config, services, { connector: sso.connector });
   const oidc = createOidc(config, services, { interactionRouter: services.oidcInteractions ?? pages.interactions });
   const authenticator = createAuthenticator(config, services.localKeys, services.authOptions, oidc);
+  const signInWork = new SignInWork(SIGN_IN_SLOTS, MAX_WAITING_PER_CALLER, SLOT_HOLD_MS);
+  services.metrics?.watchSignInWork?.(() => signInWork.load);
   // The stages run as one middleware (src/http/pipeline.ts): one router layer, not a dozen.
   app.use(
     pipeline(
@@ -83,6 +91,7 @@ export async function createApp(config: Config, services: AppServices): Promise<
         callerTurnsStage(new CallerTurns(MAX_WAITING_PER_CALLER), authenticator.knownCaller, neverWaiting(operations)),
         // The sign-in routes' per-address limits, before their stages answer (src/http/sign-in-rate-limit.ts).
         ...(services.rateLimiter?.signIn ? [services.rateLimiter.signIn] : []),
+        signInWorkStage(signInWork),
         oidcStage(oidc.handle, services.logger),
         tenantHeaderStage(),
         docsStage(createDocsRouter(config)),

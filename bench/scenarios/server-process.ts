@@ -43,12 +43,13 @@ function ticksPerSecond(): number {
 
 /** utime + stime (µs) and RSS (bytes) of `pid`, from /proc/<pid>/stat (all its threads). */
 /** A process's CPU time so far and resident set size, from /proc. */
-export function procStat(pid: number): { cpuMicros: number; rssBytes: number } {
+export function procStat(pid: number): { cpuMicros: number; childrenCpuMicros: number; rssBytes: number } {
   const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15, rss 24.
+  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15,
+  // cutime 16 and cstime 17 (the children it waited for), rss 24.
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(f[11]) + Number(f[12]);
-  return { cpuMicros: (ticks / ticksPerSecond()) * 1e6, rssBytes: Number(f[21]) * 4096 };
+  const micros = (ticks: number) => (ticks / ticksPerSecond()) * 1e6;
+  return { cpuMicros: micros(Number(f[11]) + Number(f[12])), childrenCpuMicros: micros(Number(f[13]) + Number(f[14])), rssBytes: Number(f[21]) * 4096 };
 }
 
 async function sparePort(): Promise<number> {

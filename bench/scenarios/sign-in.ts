@@ -46,13 +46,19 @@ interface Idp {
   stop(): Promise<void>;
 }
 
-/** The CPU time so far (µs) of every PostgreSQL process on this machine (its backends do the service's statements). */
+/**
+ * The CPU time so far (µs) of every PostgreSQL process on this machine (its backends do the
+ * service's statements), with that of the processes that ended: a server process reaps its
+ * ended backends and workers, whose time it then holds as its children's.
+ */
 function postgresCpuMicros(): number {
   let sum = 0;
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') sum += procStat(Number(pid)).cpuMicros;
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const stat = procStat(Number(pid));
+      sum += stat.cpuMicros + stat.childrenCpuMicros;
     } catch {
       // gone meanwhile
     }

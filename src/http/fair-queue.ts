@@ -26,6 +26,12 @@ export class FairQueue {
     readonly maxWaitingPerCaller: number,
     /** How long a request holds its slot at most. */
     readonly holdMs: number,
+    /**
+     * Whether the last free slot waits for a caller holding none (the API's requests, which may
+     * wait on a lock). Off, one caller may hold every slot: for work that never waits on a lock
+     * and whose callers share an address (sign-ins from one office, ./sign-in-work.ts).
+     */
+    readonly reserveLastSlot = true,
   ) {
     if (!(slots >= 1)) throw new Error('FairQueue needs at least one slot');
   }
@@ -80,7 +86,7 @@ export class FairQueue {
    */
   private mayStart(key: string): boolean {
     const free = this.slots - this.running;
-    return free > 1 || (free === 1 && (this.slots === 1 || !this.runningOf.has(key)));
+    return free > 1 || (free === 1 && (!this.reserveLastSlot || this.slots === 1 || !this.runningOf.has(key)));
   }
 
   private begin(key: string, start: () => void): void {

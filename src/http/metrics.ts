@@ -11,6 +11,7 @@
  *   tenant_service_db_pool_connections{state}  (used | free | pending_acquire | pending_create)
  *   tenant_service_db_pool_max                                                      gauge
  *   tenant_service_webhook_deliveries_total{outcome}                               counter
+ *   tenant_service_sign_in_requests{state}  (working | waiting | elsewhere)          gauge
  *   tenant_service_decision_facts_*: memory decisions (./facts-memory-metrics.ts)
  *   process_* and nodejs_*: prom-client's default process metrics
  */
@@ -36,6 +37,16 @@ export interface RequestSample {
   readonly held?: boolean;
 }
 
+/** What the instance's sign-in requests are doing now (./sign-in-work.ts; the `tenant_service_sign_in_requests` gauge). */
+export interface SignInLoad {
+  /** Doing their work, each holding a slot. */
+  readonly working: number;
+  /** Waiting for a slot (first, or again after another server answered). */
+  readonly waiting: number;
+  /** Waiting for another server (the tenant's identity provider, the mail server), holding none. */
+  readonly elsewhere: number;
+}
+
 /** Outcome of a delivery attempt: `delivered` (2xx), `retry` (will be retried), `failed` (given up). */
 export type WebhookDeliveryOutcome = 'delivered' | 'retry' | 'failed';
 
@@ -52,6 +63,8 @@ export interface Metrics {
   webhookDelivery(outcome: WebhookDeliveryOutcome): void;
   /** One tenant token minted (POST /api/tenant/token). */
   tenantTokenIssued(): void;
+  /** Reads the instance's sign-in requests at scrape time (./sign-in-work.ts); one app calls it once. */
+  watchSignInWork(read: () => SignInLoad): void;
   /** What the decision facts memory reports (./facts-memory-metrics.ts). */
   readonly factsMemoryObserver: FactsMemoryObserver;
   /** The exposition text. */
@@ -91,6 +104,17 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
   for (const outcome of ['delivered', 'retry', 'failed'] as const) deliveries.inc({ outcome }, 0);
 
   const factsMemoryObserver = registerFactsMemoryMetrics(registry);
+  let signIns: () => SignInLoad = () => ({ working: 0, waiting: 0, elsewhere: 0 });
+  new Gauge({
+    name: 'tenant_service_sign_in_requests',
+    help: 'Sign-in requests (/oidc, /sso) by state: working (holding a slot), waiting (for a slot), elsewhere (waiting for the identity provider or the mail server).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      const load = signIns();
+      for (const state of ['working', 'waiting', 'elsewhere'] as const) this.set({ state }, load[state]);
+    },
+  });
 
   return {
     registry,
@@ -117,6 +141,9 @@ export function createMetrics(opts: { db?: Database; collectProcessMetrics?: boo
     },
     tenantDecision(outcome) {
       decisions.inc({ outcome });
+    },
+    watchSignInWork(read) {
+      signIns = read;
     },
     render: () => registry.metrics(),
   };

@@ -51,6 +51,8 @@ export class RequestState {
   error: string | null = null;
   detail: string | null = null;
   reason: string | null = null;
+  /** A sign-in request's slot (./sign-in-work.ts): given back while it waits for another server. */
+  signInSlot: { outside<T>(work: () => Promise<T>): Promise<T> } | null = null;
   /** Set by the error stage: how late a refusal of an unread body was answered (./refusal-delay.ts); null when at once. */
   heldMs: number | null = null;
 

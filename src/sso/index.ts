@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context/sign-in';
 import type { Database } from '../db/tenant-scope';
+import { outsideSignInSlot } from '../http/sign-in-work';
 import { publicBase, oidcRedirectUri, ssoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
 import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
@@ -56,7 +57,7 @@ export function createSso(config: Config, services: SsoServices): Sso {
     async start(res, connectionId, handoff) {
       let url: string;
       try {
-        url = await startSignIn(services.db, settings, connectionId, handoff);
+        url = await startSignIn(services.db, settings, connectionId, handoff, (work) => outsideSignInSlot(res.req, work));
       } catch (err) {
         if (!(err instanceof SsoFailure) || registered === null) throw err;
         log.info({ reason: err.failure.reason, connection_id: err.failure.connectionId, tenant_id: err.failure.tenantId }, 'SSO sign-in not started');
@@ -89,7 +90,7 @@ export function createSso(config: Config, services: SsoServices): Sso {
     r.get('/sso/oidc/callback', callback(async (req) => {
       const q = req.originalUrl.indexOf('?');
       const url = new URL(`${oidcRedirectUri(publicBase(settings))}${q >= 0 ? req.originalUrl.slice(q) : ''}`);
-      return finishOidc(services.db, settings, url);
+      return finishOidc(services.db, settings, url, (work) => outsideSignInSlot(req, work));
     }));
 
     r.post(

@@ -60,14 +60,21 @@ export async function activeConnection(db: Database, connectionId: string, inter
   return c;
 }
 
+/**
+ * How a sign-in waits for the tenant's identity provider: the web layer gives the request's
+ * sign-in slot back meanwhile (docs/operations.md#sign-ins-beside-decisions).
+ */
+export type WhileAway = <T>(work: () => Promise<T>) => Promise<T>;
+const meanwhileNothing: WhileAway = (work) => work();
+
 /** The URL to send the person to (303), after remembering the request. */
-export async function startSignIn(db: Database, settings: SsoSettings, connectionId: string, handoff: SignInHandoff): Promise<string> {
+export async function startSignIn(db: Database, settings: SsoSettings, connectionId: string, handoff: SignInHandoff, whileAway: WhileAway = meanwhileNothing): Promise<string> {
   const c = await activeConnection(db, connectionId, handoff.interactionUid);
   const where = { connectionId: c.id, tenantId: c.tenantId, interactionUid: handoff.interactionUid };
   let request: { id: string; codeVerifier?: string; nonce?: string; url: string };
   try {
     if (c.type === 'oidc') {
-      const a = await authorizationRequest(oidcConfig(settings, c), policyOf(settings), { redirectUri: oidcRedirectUri(publicBase(settings)), scopes: c.oidcScopes ?? ['openid'], loginHint: handoff.loginHint });
+      const a = await whileAway(() => authorizationRequest(oidcConfig(settings, c), policyOf(settings), { redirectUri: oidcRedirectUri(publicBase(settings)), scopes: c.oidcScopes ?? ['openid'], loginHint: handoff.loginHint }));
       request = { id: a.state, codeVerifier: a.codeVerifier, nonce: a.nonce, url: a.url.href };
     } else {
       const a = await authnRequest(samlConfig(settings, c));
@@ -115,7 +122,7 @@ function oidcReason(err: unknown): string {
 }
 
 /** The OIDC callback (`callbackUrl`: the URL it was called with, on SERVICE_PUBLIC_URL). */
-export async function finishOidc(db: Database, settings: SsoSettings, callbackUrl: URL): Promise<{ interactionUid: string; identity: UpstreamIdentity }> {
+export async function finishOidc(db: Database, settings: SsoSettings, callbackUrl: URL, whileAway: WhileAway = meanwhileNothing): Promise<{ interactionUid: string; identity: UpstreamIdentity }> {
   const state = callbackUrl.searchParams.get('state');
   if (!state || state.length < 20 || state.length > 200) throw fail('state_unknown', 'The callback carries no state this service issued.');
   const r = await useRequest(db, state, 'oidc');
@@ -123,7 +130,7 @@ export async function finishOidc(db: Database, settings: SsoSettings, callbackUr
   const c = await activeConnection(db, r.connectionId, r.interactionUid);
   let claims;
   try {
-    claims = await exchangeCode(oidcConfig(settings, c), policyOf(settings), callbackUrl, { state, nonce: r.nonce!, codeVerifier: r.codeVerifier! });
+    claims = await whileAway(() => exchangeCode(oidcConfig(settings, c), policyOf(settings), callbackUrl, { state, nonce: r.nonce!, codeVerifier: r.codeVerifier! }));
   } catch (err) {
     throw fail(oidcReason(err), describeOidcError(err), where);
   }

@@ -24,6 +24,7 @@ import { emailIdentified, rememberIdentified, takeIdentified } from '../../domai
 import { findOrganization } from '../../domain/sign-in/organizations';
 import { withTenant } from '../../db/tenant-scope';
 import { createSignInCodeMailer, type SignInCodeMailer } from '../../mail/sign-in-code-mail';
+import { outsideSignInSlot } from '../../http/sign-in-work';
 import { admitToTenant, recordFailure } from '../../tenancy/sign-in-admission';
 import { codePage, emailPage } from './html';
 import { field, formBody, requestReference, sendError, sendPage } from './respond';
@@ -116,7 +117,7 @@ export function createSignInPages(config: Config, services: AppServices, opts: S
     if (issued.kind === 'rate_limited') {
       return sendPage(res, 429, emailForm(p, i.uid, { email: address, error: 'Too many codes were asked for; wait 15 minutes and try again.' }));
     }
-    const delivery = await p.mailer.send({ to: address, code: issued.code, minutes: CODE_TTL_SECONDS / 60, site: new URL(p.oidc().issuer).host }, log);
+    const delivery = await outsideSignInSlot(req, () => p.mailer.send({ to: address, code: issued.code, minutes: CODE_TTL_SECONDS / 60, site: new URL(p.oidc().issuer).host }, log));
     if (delivery !== 'sent') return sendPage(res, 502, emailForm(p, i.uid, { email: address, error: 'The code could not be mailed; try again in a moment.' }));
     sendPage(res, 200, codeForm(p, i.uid, address));
   });

@@ -91,6 +91,7 @@ describe('GET /metrics after traffic', () => {
       expect(sampleValue(families, 'tenant_service_db_pool_connections', { state })).toBeGreaterThanOrEqual(0);
     }
     expect(sampleValue(families, 'tenant_service_db_pool_max')).toBe(5); // startTestApp's pool
+    for (const state of ['working', 'waiting', 'elsewhere']) expect(sampleValue(families, 'tenant_service_sign_in_requests', { state })).toBe(0);
     expect(families.get('tenant_service_webhook_deliveries_total')?.type).toBe('counter');
     for (const outcome of ['delivered', 'retry', 'failed']) {
       expect(sampleValue(families, 'tenant_service_webhook_deliveries_total', { outcome })).toBeGreaterThanOrEqual(0);

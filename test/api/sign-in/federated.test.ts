@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import zlib from 'node:zlib';
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../../helpers/app';
@@ -16,6 +17,8 @@ import { adminToken, closeOwnerConnection, createUser, ownerConnection, tokenFor
 import { makeKeyAndCert } from '../sso/helpers/certs';
 import { requestIdOf, startSamlIdp, type SamlIdp } from '../sso/helpers/saml-idp';
 import { startUpstreamOidc, type UpstreamOidc } from '../sso/helpers/upstream-oidc';
+import { parseExposition, sampleValue } from '../../helpers/prometheus';
+import { waitFor } from '../../helpers/wait';
 import { authorizationRequest, CookieJar, discover, openidClient, payloadOf } from './provider-harness';
 
 let t: TestApp;
@@ -158,6 +161,39 @@ describe('through a tenant’s OIDC connection', () => {
     const failed = await events(acme.id, 'user.sign_in_failed');
     expect(failed.at(-1)!.data).toMatchObject({ reason: 'removed' });
     expect(JSON.stringify(failed)).not.toContain(up.clientSecret);
+  });
+});
+
+describe('a slow identity provider', () => {
+  it('holds no sign-in slot while it answers: with more callbacks waiting for its token endpoint than the instance has slots, the provider still answers, and every sign-in then finishes', async () => {
+    const acme = await tenantWithConnection(() => ({ type: 'oidc', name: 'Slow IdP', issuer: up.issuer, client_id: up.clientId, client_secret: up.clientSecret }));
+    const { config, redirectUri } = await product();
+    up.person = { sub: unique('slow'), email: 'slow@acme.test', email_verified: true, name: 'Slow' };
+    // One more than the slots of the instance (one per core, at least two).
+    const callbacks = Math.max(2, os.availableParallelism()) + 1;
+    let release!: () => void;
+    up.tokenEndpointHeld = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const signIns = Array.from({ length: callbacks }, () => signIn(config, redirectUri, { organization: acme.slug }));
+      await waitFor(`${callbacks} code exchanges waiting at the identity provider`, () => up.tokenRequestsWaiting === callbacks || undefined);
+      // Each of those callbacks is a sign-in request of the instance that gave its slot back
+      // (not one that overran its slot): the gauge counts them elsewhere, none working.
+      const families = parseExposition((await request(t.app).get('/metrics').expect(200)).text);
+      expect(sampleValue(families, 'tenant_service_sign_in_requests', { state: 'elsewhere' })).toBe(callbacks);
+      expect(sampleValue(families, 'tenant_service_sign_in_requests', { state: 'working' })).toBe(0);
+      expect(sampleValue(families, 'tenant_service_sign_in_requests', { state: 'waiting' })).toBe(0);
+      const discovery = await fetch(`${base}/oidc/.well-known/openid-configuration`);
+      expect(discovery.status).toBe(200);
+      up.tokenEndpointHeld = null;
+      release();
+      for (const r of await Promise.all(signIns)) {
+        if (r.kind === 'page') throw new Error(`stopped at ${r.url.href}: ${r.page.status}`);
+        expect(r.tokens.claims()).toMatchObject({ tenant_id: acme.id });
+      }
+    } finally {
+      up.tokenEndpointHeld = null;
+      release();
+    }
   });
 });
 

@@ -24,6 +24,10 @@ export interface UpstreamOidc {
   person: Person;
   /** The login_hint of the last authorization request. */
   lastLoginHint: string | null;
+  /** While set, code exchanges wait for it at the token endpoint (a slow identity provider). */
+  tokenEndpointHeld: Promise<void> | null;
+  /** Code exchanges waiting at the token endpoint now. */
+  tokenRequestsWaiting: number;
   close(): Promise<void>;
 }
 
@@ -39,6 +43,8 @@ export async function startUpstreamOidc(redirectUri: string): Promise<UpstreamOi
     clientSecret,
     person: { sub: 'upstream-1', email: 'Ann@Acme.test', email_verified: true, name: 'Ann' },
     lastLoginHint: null,
+    tokenEndpointHeld: null,
+    tokenRequestsWaiting: 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const provider = await upstreamProvider({ issuer, clientId, clientSecret, redirectUri, claimsOf: () => ({ ...up.person }) });
@@ -46,6 +52,15 @@ export async function startUpstreamOidc(redirectUri: string): Promise<UpstreamOi
   server.on('request', (req, res) => {
     const hint = new URL(req.url ?? '/', issuer).searchParams.get('login_hint');
     if (hint !== null) up.lastLoginHint = hint;
+    const held = up.tokenEndpointHeld;
+    if (held && req.url === '/token') {
+      up.tokenRequestsWaiting++;
+      void held.then(() => {
+        up.tokenRequestsWaiting--;
+        callback(req, res);
+      });
+      return;
+    }
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     provider
       .interactionFinished(req, res, { login: { accountId: up.person.sub } }, { mergeWithLastSubmission: false })
