@@ -7,8 +7,9 @@
  * `slots` sign-in requests do their work at once on an instance; the others wait in their
  * address's line, the lines taking turns (a FairQueue without a reserved last slot: the people of
  * one office share an address). A request gives its slot back while it waits for another server
- * — the tenant's identity provider, the mail server — (`outsideSignInSlot`), and waits for one
- * again before going on, so a slow identity provider never holds a slot. A request that holds
+ * — the tenant's identity provider, the mail server — (`outsideSignInSlot`) or for the browser's
+ * form upload (`readBodyOutsideSignInSlot`), and waits for one again before going on, so a slow
+ * identity provider or upload never holds a slot. A request that holds
  * its slot longer than `holdMs` (a statement waiting on a lock) gives it back and finishes
  * uncounted, like the API's slots.
  */
@@ -141,6 +142,15 @@ export class SignInSlot {
 export function outsideSignInSlot<T>(req: Request, work: () => Promise<T>): Promise<T> {
   const slot = maybeStateOf(req)?.signInSlot;
   return slot ? slot.outside(work) : work();
+}
+
+/**
+ * Reads a request's body with `read` (a body-parsing middleware) with its sign-in slot given back
+ * meanwhile, so a slow upload holds no slot; resolves with the reader's error, if any. (A reader
+ * that answers the request itself never resolves; the slot is already given back.)
+ */
+export function readBodyOutsideSignInSlot(req: Request, res: Response, read: RequestHandler): Promise<unknown> {
+  return outsideSignInSlot(req, () => new Promise<unknown>((resolve) => read(req, res, (err?: unknown) => resolve(err))));
 }
 
 /**

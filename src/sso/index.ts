@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { SignInCompleter, SsoConnector, UpstreamIdentity } from '../context/sign-in';
 import type { Database } from '../db/tenant-scope';
-import { outsideSignInSlot } from '../http/sign-in-work';
+import { outsideSignInSlot, readBodyOutsideSignInSlot } from '../http/sign-in-work';
 import { publicBase, oidcRedirectUri, ssoSettings } from '../domain/sso/connections';
 import { spMetadata } from '../domain/sso/saml';
 import { anyConnection, finishOidc, finishSaml, samlConfig, SsoFailure, startSignIn, tenantSso } from '../domain/sso/sign-in';
@@ -93,9 +93,11 @@ export function createSso(config: Config, services: SsoServices): Sso {
       return finishOidc(services.db, settings, url, (work) => outsideSignInSlot(req, work));
     }));
 
+    const acsForm = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 10 });
     r.post(
       '/sso/saml/:connection_id/acs',
-      express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 10 }),
+      // The browser's upload is read with the sign-in slot given back: a slow one holds none.
+      (req, res, next) => void readBodyOutsideSignInSlot(req, res, acsForm).then((err) => next(err)),
       callback(async (req) => finishSaml(services.db, settings, String(req.params.connection_id), (req.body as Record<string, unknown> | undefined)?.SAMLResponse as string | undefined)),
     );
 

@@ -12,7 +12,7 @@ import express, { type Request, type Response } from 'express';
 import pino from 'pino';
 import type { AppServices } from '../../src/context/app-services';
 import { attachState, RequestState, requestStateStage } from '../../src/http/request-state';
-import { isSignInPath, outsideSignInSlot, SignInWork, signInWorkStage } from '../../src/http/sign-in-work';
+import { isSignInPath, outsideSignInSlot, readBodyOutsideSignInSlot, SignInWork, signInWorkStage } from '../../src/http/sign-in-work';
 
 const logger = pino({ level: 'silent' });
 const services = { logger } as unknown as AppServices;
@@ -150,10 +150,15 @@ describe('over HTTP', () => {
   let release: (() => void) | null = null;
   const elsewhere: Array<() => void> = [];
 
+  const work = new SignInWork(1, 10, 60_000);
+
   beforeAll(async () => {
     const app = express();
     app.use(requestStateStage(services));
-    app.use(signInWorkStage(new SignInWork(1, 10, 60_000)));
+    app.use(signInWorkStage(work));
+    // A form read with the slot given back (the SAML ACS, the sign-in pages' forms).
+    const form = express.urlencoded({ extended: false });
+    app.post('/sso/upload', (req, res, next) => void readBodyOutsideSignInSlot(req, res, form).then((err) => (err ? next(err) : res.send(String((req.body as Record<string, string>).a)))));
     // A callback that waits for another server (given back meanwhile), one that holds its slot.
     app.get('/sso/away', async (req, res) => res.send(await outsideSignInSlot(req, () => new Promise<string>((resolve) => elsewhere.push(() => resolve('answered'))))));
     app.get('/sso/busy', async (_req, res) => res.send(await new Promise<string>((resolve) => (release = () => resolve('done')))));
@@ -181,5 +186,25 @@ describe('over HTTP', () => {
     release();
     expect(await (await busy).text()).toBe('done');
     expect(await page).toBe('page');
+  });
+
+  it('reads a slow upload with the slot given back', async () => {
+    const upload = http.request(`${base}/sso/upload`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '7' } });
+    const answered = new Promise<string>((resolve, reject) => {
+      upload.on('response', (r) => {
+        let text = '';
+        r.on('data', (c: Buffer) => (text += c.toString()));
+        r.on('end', () => resolve(text));
+      });
+      upload.on('error', reject);
+    });
+    upload.write('a=');
+    while (work.load.elsewhere === 0) await tick();
+    expect(work.load).toEqual({ working: 0, waiting: 0, elsewhere: 1 });
+    expect(await (await fetch(`${base}/oidc/page`)).text()).toBe('page');
+    upload.end('12345');
+    expect(await answered).toBe('12345');
+    while (work.load.working > 0) await tick(); // the server's 'close' of that response
+    expect(work.load).toEqual({ working: 0, waiting: 0, elsewhere: 0 });
   });
 });

@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { errorPage, STYLE } from './html';
+import { readBodyOutsideSignInSlot } from '../../http/sign-in-work';
 
 const STYLE_HASH = crypto.createHash('sha256').update(STYLE, 'utf8').digest('base64');
 export const PAGES_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'`;
@@ -43,7 +44,7 @@ export function formBody(origin: string): RequestHandler {
     if (foreign) {
       return sendError(res, 403, 'Sign-in refused', 'This form can only be sent from the sign-in page itself. Go back to the application and start again.');
     }
-    parseForm(req, res, (err?: unknown) => {
+    void readBodyOutsideSignInSlot(req, res, parseForm).then((err) => {
       if (!err) return next();
       const e = err as { status?: number; type?: string };
       if (e.type === 'entity.too.large' || e.status === 413) return sendError(res, 413, 'Sign-in refused', 'The form sent was far too large.');
