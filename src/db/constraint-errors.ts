@@ -53,7 +53,7 @@ export const CONSTRAINT_ERRORS: Readonly<Record<string, ConstraintError>> = {
   tenants_status_known: fixed('validation', `The tenant status must be ${oneOf(TENANT_STATUSES)}.`),
   tenants_suspension_reason_check: fixed('validation', 'The suspension reason must be 1 to 500 characters.'),
   tenants_status_before_deletion_known: fixed('validation', 'The status before a scheduled deletion is not one of the allowed values.'),
-  tenants_status_before_deletion_check: fixed('validation', 'The status before a scheduled deletion is not one of the allowed values.'),
+  tenants_status_before_deletion_check: fixed('validation', 'The status before a scheduled deletion cannot be pending_deletion.'),
   tenants_deletion_scheduled: fixed('validation', 'A tenant pending deletion needs its deletion time and the status to restore, and no other tenant has them.'),
   tenants_claims_issuer_check: fixed('validation', 'membership_policy.claims_issuer must be 1 to 2048 characters.'),
 

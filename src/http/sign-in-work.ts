@@ -28,6 +28,7 @@ export function isSignInPath(path: string): boolean {
 export class SignInWork {
   /** Requests waiting for another server now. */
   elsewhere = 0;
+  readonly queue: FairQueue;
 
   constructor(
     slots: number,
@@ -38,8 +39,6 @@ export class SignInWork {
   ) {
     this.queue = new FairQueue(slots, maxWaitingPerAddress, holdMs, false);
   }
-
-  readonly queue: FairQueue;
 
   get load(): SignInLoad {
     const { running, waiting } = this.queue.load;

@@ -325,6 +325,7 @@ export const COMMON_FILTERS = {
 } as const satisfies Record<string, FilterTarget<UserColumn & GroupColumn>>;
 
 // ---- compile-time checks --------------------------------------------------------------------
+
 type FieldsOf<T> = T extends { fields: readonly (infer F)[] } ? F : never;
 type Unwritten<Table, Fields> = Exclude<keyof Fields, FieldsOf<Table[keyof Table]>>;
 /** `true` when every column of `Fields` is written by an entry of `Table`; else the unwritten columns. */

@@ -31,8 +31,10 @@ function targetsOf<C extends string>(table: Readonly<Record<string, { readonly s
 const USER_TARGETS = targetsOf<UserColumn>(USER_ATTRIBUTES, COMMON_FILTERS);
 const GROUP_TARGETS = targetsOf<GroupColumn>(GROUP_ATTRIBUTES, COMMON_FILTERS);
 
-/** The attribute path without a core schema URN prefix, lower-cased (SCIM attribute names are case-insensitive). */
+/** A target's key in an object column, spread into the condition (none for a column of its own). */
 const keyOf = <C extends string>(t: FilterTarget<C>): { key?: string } => (t.key === undefined ? {} : { key: t.key });
+
+/** The attribute path without a core schema URN prefix, lower-cased (SCIM attribute names are case-insensitive). */
 
 function attributeName(path: string): string {
   return path.replace(/^urn:ietf:params:scim:schemas:core:2\.0:(User|Group):/i, '').toLowerCase();

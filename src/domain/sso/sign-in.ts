@@ -65,10 +65,9 @@ export async function activeConnection(db: Database, connectionId: string, inter
  * sign-in slot back meanwhile (docs/operations.md#sign-ins-beside-decisions).
  */
 export type WhileAway = <T>(work: () => Promise<T>) => Promise<T>;
-const meanwhileNothing: WhileAway = (work) => work();
 
 /** The URL to send the person to (303), after remembering the request. */
-export async function startSignIn(db: Database, settings: SsoSettings, connectionId: string, handoff: SignInHandoff, whileAway: WhileAway = meanwhileNothing): Promise<string> {
+export async function startSignIn(db: Database, settings: SsoSettings, connectionId: string, handoff: SignInHandoff, whileAway: WhileAway): Promise<string> {
   const c = await activeConnection(db, connectionId, handoff.interactionUid);
   const where = { connectionId: c.id, tenantId: c.tenantId, interactionUid: handoff.interactionUid };
   let request: { id: string; codeVerifier?: string; nonce?: string; url: string };
@@ -122,7 +121,7 @@ function oidcReason(err: unknown): string {
 }
 
 /** The OIDC callback (`callbackUrl`: the URL it was called with, on SERVICE_PUBLIC_URL). */
-export async function finishOidc(db: Database, settings: SsoSettings, callbackUrl: URL, whileAway: WhileAway = meanwhileNothing): Promise<{ interactionUid: string; identity: UpstreamIdentity }> {
+export async function finishOidc(db: Database, settings: SsoSettings, callbackUrl: URL, whileAway: WhileAway): Promise<{ interactionUid: string; identity: UpstreamIdentity }> {
   const state = callbackUrl.searchParams.get('state');
   if (!state || state.length < 20 || state.length > 200) throw fail('state_unknown', 'The callback carries no state this service issued.');
   const r = await useRequest(db, state, 'oidc');
